@@ -1,0 +1,185 @@
+# maxgemm: a pattern-rule Makefile. `make` builds build/maxgemm, build/libmaxgemm.{a,so}; `make test` runs every test.
+# CUDA is compiled for Hopper (sm_90a: wgmma, setmaxnreg, TMA). Nothing links -lcuda: driver entry points
+# (cuTensorMapEncodeTiled) come through cudaGetDriverEntryPoint, so binaries start on machines with no driver.
+
+NVCC       ?= nvcc
+CC         ?= gcc
+CUDA_HOME  ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+ifeq ($(CUDA_HOME),)
+CUDA_HOME  := /usr/local/cuda
+endif
+GENCODE    ?= -gencode=arch=compute_90a,code=sm_90a
+BUILD      ?= build
+
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=c11 -Wall -Wextra -D_GNU_SOURCE -fPIC -Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include
+NVCCFLAGS  ?= -O3 -lineinfo
+NVCCFLAGS  += -std=c++17 $(GENCODE) -Xcompiler -fPIC,-Wall -Xptxas -v,--warn-on-spills -Isrc -Ikernels -I$(BUILD)/gen \
+              --expt-relaxed-constexpr
+LDLIBS     := -L$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcudart_static -lpthread -ldl -lrt -lm -lstdc++
+
+LIB_C      := $(filter-out src/cli.c,$(wildcard src/*.c))
+LIB_CU     := $(wildcard kernels/*.cu)
+LIB_OBJ    := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_C)) $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(LIB_CU)) \
+              $(BUILD)/obj/mg_tiles.o
+TEST_SRC   := $(wildcard test/*.c)
+TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
+HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
+
+.PHONY: all lib test test-cpu run bench plots ncu sass bundle clean
+all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test_maxgemm
+
+# tile_configs/*.cfg are data: a generator validates them and emits the instantiation macros and a C table.
+$(BUILD)/gen_tiles: tools/gen_tiles.c src/tile_config.c src/tile_config.h | $(BUILD)/gen
+	$(CC) $(CFLAGS) -DMG_TILE_PARSER_ONLY -o $@ tools/gen_tiles.c src/tile_config.c
+$(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c &: $(BUILD)/gen_tiles $(wildcard tile_configs/*.cfg)
+	$(BUILD)/gen_tiles $(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c $(sort $(wildcard tile_configs/*.cfg))
+$(BUILD)/obj/mg_tiles.o: $(BUILD)/gen/mg_tiles.c $(BUILD)/gen/mg_tiles.h | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%.o: src/%.c $(HEADERS) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/obj/%.cu.o: kernels/%.cu $(HEADERS) | $(BUILD)/obj
+	$(NVCC) $(NVCCFLAGS) -c -o $@ $< 2> $(BUILD)/obj/$*.ptxas.txt || { cat $(BUILD)/obj/$*.ptxas.txt; exit 1; }
+	@if grep -q -i "spill" $(BUILD)/obj/$*.ptxas.txt && grep -E -q "[1-9][0-9]* bytes spill" $(BUILD)/obj/$*.ptxas.txt; then \
+	  echo "ptxas reports spills in kernels/$*.cu:"; grep -E "spill|Compiling" $(BUILD)/obj/$*.ptxas.txt; fi
+$(BUILD)/obj/test/%.o: test/%.c $(HEADERS) | $(BUILD)/obj/test
+	$(CC) $(CFLAGS) -Itest -c -o $@ $<
+
+# Kernels are reached only through registry.c's WEAK references, and ld never pulls an archive member in for a weak
+# reference: without --whole-archive every kernel would silently read as "not built" in the binaries. One -Xlinker
+# argument, because nvcc moves plain archives ahead of separate linker options.
+WHOLE_LIB  := -Xlinker --whole-archive,$(BUILD)/libmaxgemm.a,--no-whole-archive
+$(BUILD)/libmaxgemm.a: $(LIB_OBJ)
+	ar rcs $@ $^
+$(BUILD)/libmaxgemm.so: $(LIB_OBJ)
+	$(NVCC) -shared -o $@ $^ -lcublas -lcublasLt
+$(BUILD)/maxgemm: $(BUILD)/obj/cli.o $(BUILD)/libmaxgemm.a
+	$(NVCC) -o $@ $< $(WHOLE_LIB) -lcublas -lcublasLt -lm
+$(BUILD)/test_maxgemm: $(TEST_OBJ) $(BUILD)/libmaxgemm.a
+	$(NVCC) -o $@ $(TEST_OBJ) $(WHOLE_LIB) -lcublas -lcublasLt -lcriterion -lm
+
+$(BUILD)/gen $(BUILD)/obj $(BUILD)/obj/test:
+	mkdir -p $@
+
+# Every test: CPU suites run anywhere; GPU suites skip cleanly where there is no device.
+test: $(BUILD)/test_maxgemm $(BUILD)/maxgemm
+	$(BUILD)/test_maxgemm --jobs 1
+
+run: $(BUILD)/maxgemm
+	$(BUILD)/maxgemm run --check
+
+clean:
+	rm -rf $(BUILD)
+
+# A self-contained bundle for a GPU host that lacks the dev packages: the binaries, the shared library and the
+# non-system shared libraries they load (Criterion and its dependencies), beside a run script. CUDA's own
+# libraries (cudart, cuBLAS) and glibc are left out: the GPU host has its own.
+BUNDLE_BINS := $(BUILD)/maxgemm $(BUILD)/test_maxgemm $(BUILD)/libmaxgemm.so $(wildcard $(BUILD)/maxgemm_bench)
+bundle: all
+	rm -rf bundle && mkdir -p bundle/bin bundle/lib
+	cp $(BUNDLE_BINS) bundle/bin/
+	for f in $(BUNDLE_BINS); do ldd $$f; done | awk '/=> \// {print $$3}' | sort -u | \
+	  grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcublasLt[^/]*|libcudart[^/]*)\.so' | \
+	  xargs -r -I{} cp -L {} bundle/lib/
+	@echo "bundle/: $$(ls bundle/bin | tr '\n' ' ')| libs: $$(ls bundle/lib | tr '\n' ' ')"
+
+# ---- benchmark, plots, profiling: `make bench`, `make plots`, `make ncu KERNEL=N`, `make sass KERNEL=N` ----------
+# The commit recorded in every CSV row; override with `make bench MG_GIT_COMMIT=...` where there is no .git.
+MG_GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell [ -n "$$(git status --porcelain 2>/dev/null | head -1)" ] && echo -dirty)
+BENCH_OBJ  := $(BUILD)/obj/bench/bench.o $(BUILD)/obj/bench/matrix.o $(BUILD)/obj/bench/bare_write.cu.o
+CSV        ?= bench/results/latest.csv
+BENCH_ARGS ?=
+PLOT_CSV   ?= bench/results/h200.csv
+README     ?= README.md
+PREC       ?= bf16
+MAXDIM     ?= 1
+NCU        ?= ncu
+CUOBJDUMP  ?= $(firstword $(wildcard $(CUDA_HOME)/bin/cuobjdump) cuobjdump)
+NCU_TAG     = k$(KERNEL)_$(PREC)$(if $(filter-out 1 -1,$(MAXDIM)),_md$(MAXDIM))
+# Hopper metric names: SOL compute / memory, wgmma (gmma) and mma.sync (hmma) tensor pipes, the FMA pipe, DRAM
+# bytes, achieved occupancy, the launch's registers and shared memory.
+NCU_METRICS ?= gpu__time_duration.sum,smsp__cycles_elapsed.avg.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic,launch__grid_size,launch__block_size,launch__cluster_dim_x
+
+$(BUILD)/obj/bench:
+	mkdir -p $@
+$(BUILD)/obj/bench/%.o: bench/%.c bench/matrix.h bench/bare_write.h $(HEADERS) | $(BUILD)/obj/bench
+	$(CC) $(CFLAGS) -Ibench -DMG_GIT_COMMIT='"$(MG_GIT_COMMIT)"' -c -o $@ $<
+$(BUILD)/obj/bench/%.cu.o: bench/%.cu bench/bare_write.h $(HEADERS) | $(BUILD)/obj/bench
+	$(NVCC) $(NVCCFLAGS) -Ibench -c -o $@ $<
+$(BUILD)/maxgemm_bench: $(BENCH_OBJ) $(BUILD)/libmaxgemm.a
+	$(NVCC) -o $@ $(BENCH_OBJ) $(WHOLE_LIB) -lcublas -lcublasLt -ldl -lm
+
+# The whole matrix (bench/matrix.txt) -> $(CSV). A full run (no BENCH_ARGS) on an H200 that passes every check also
+# becomes bench/results/h200.csv, the file the plots and the README table read.
+bench: $(BUILD)/maxgemm_bench
+	MG_GIT_COMMIT=$(MG_GIT_COMMIT) $(BUILD)/maxgemm_bench --csv $(CSV) $(BENCH_ARGS)
+	@if [ -z "$(strip $(BENCH_ARGS))" ] && grep -q ',NVIDIA H200' $(CSV); then \
+	  cp $(CSV) bench/results/h200.csv && echo "bench: copied $(CSV) to bench/results/h200.csv"; fi
+
+# plots/*.png from $(PLOT_CSV) only, then the README results table between its markers.
+plots:
+	@test -f $(PLOT_CSV) || { echo "plots: $(PLOT_CSV) not found: run 'make bench' on an H200 (or PLOT_CSV=FILE)"; exit 1; }
+	@for g in plots/*.gp; do echo "gnuplot $$g"; gnuplot -e "csv='$(PLOT_CSV)'; outdir='plots'" $$g || exit 1; done
+	tools/readme_table.sh $(PLOT_CSV) $(README)
+
+# Nsight Compute on one forward of kernel KERNEL: the full report and a CSV of the metrics above.
+ncu: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
+	@test -n "$(KERNEL)" || { echo "usage: make ncu KERNEL=N [PREC=bf16] [MAXDIM=1] [NCU_REGEX=kernel-name-regex]"; exit 2; }
+	mkdir -p notes/ncu
+	regex='$(NCU_REGEX)'; [ -n "$$regex" ] || regex=$$($(BUILD)/maxgemm_bench --ncu-regex $(KERNEL)) || exit 1; \
+	$(NCU) --clock-control none --set full -k "regex:$$regex" --launch-count 1 -f -o notes/ncu/$(NCU_TAG) \
+	  $(BUILD)/maxgemm run --kernel $(KERNEL) --precision $(PREC) --max-dim $(MAXDIM) --iters 1 --warmup 0 --no-shortcut
+	$(NCU) --import notes/ncu/$(NCU_TAG).ncu-rep --csv --page raw --metrics $(NCU_METRICS) > notes/ncu/$(NCU_TAG).csv
+	@test -s notes/ncu/$(NCU_TAG).csv && echo "ncu: notes/ncu/$(NCU_TAG).ncu-rep, notes/ncu/$(NCU_TAG).csv"
+
+# SASS of kernel KERNEL's object (build/obj/NN_*.cu.o) and its HGMMA / HMMA / FFMA counts per function.
+sass: $(BUILD)/libmaxgemm.a
+	@test -n "$(KERNEL)" || { echo "usage: make sass KERNEL=N"; exit 2; }
+	@obj=$$(ls $(BUILD)/obj/$$(printf '%02d' $(KERNEL))_*.cu.o 2>/dev/null | head -1); \
+	test -n "$$obj" || { echo "sass: no $(BUILD)/obj/NN_*.cu.o for kernel $(KERNEL)"; exit 1; }; \
+	mkdir -p notes/sass && $(CUOBJDUMP) -sass $$obj > notes/sass/k$(KERNEL).sass && \
+	tools/sass_counts.sh notes/sass/k$(KERNEL).sass | tee notes/sass/k$(KERNEL).counts
+
+# ---- sanitizers and fuzzing (CI: .ci/run) -------------------------------------------------------------------------
+# `make asan`: the C sources and tests rebuilt with gcc -fsanitize=address,undefined (the .cu objects unchanged),
+# linked from the objects themselves (not the archive, so every kernel the registry names is linked), then the CPU
+# suites run (suites named gpu_* are left out by the filter; run them with ASAN_FILTER='*/*' on a GPU host).
+# `make fuzz`: libFuzzer (clang) on the tile_configs parser and the CLI parser, FUZZ_TIME seconds each, from the
+# committed seed corpora in fuzz/corpus/ (new inputs go to $(BUILD)/fuzz/, the committed corpus is left alone).
+.PHONY: asan fuzz
+ASAN_FLAGS  ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+ASAN_FILTER ?= !(gpu_*)/*
+ASAN_OBJ    := $(patsubst src/%.c,$(BUILD)/asan/%.o,$(LIB_C)) $(BUILD)/asan/mg_tiles.o \
+               $(patsubst test/%.c,$(BUILD)/asan/test/%.o,$(TEST_SRC)) $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(LIB_CU))
+$(BUILD)/asan $(BUILD)/asan/test $(BUILD)/fuzz:
+	mkdir -p $@
+$(BUILD)/asan/%.o: src/%.c $(HEADERS) | $(BUILD)/asan
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+$(BUILD)/asan/mg_tiles.o: $(BUILD)/gen/mg_tiles.c $(BUILD)/gen/mg_tiles.h | $(BUILD)/asan
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+$(BUILD)/asan/test/%.o: test/%.c $(HEADERS) | $(BUILD)/asan/test
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itest -c -o $@ $<
+$(BUILD)/asan/test_maxgemm: $(ASAN_OBJ)
+	$(CC) $(ASAN_FLAGS) -o $@ $^ -lcriterion $(LDLIBS)
+# protect_shadow_gap=0: the CUDA driver maps memory where ASan's shadow gap would be (GPU hosts).
+asan: $(BUILD)/asan/test_maxgemm
+	ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(BUILD)/asan/test_maxgemm --jobs 1 --filter '$(ASAN_FILTER)'
+
+FUZZ_CC    ?= clang
+FUZZ_TIME  ?= 30
+FUZZ_FLAGS ?= -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(BUILD)/fuzz/fuzz_tile_config: fuzz/fuzz_tile_config.c src/tile_config.c src/tile_config.h | $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -DMG_TILE_PARSER_ONLY -o $@ fuzz/fuzz_tile_config.c src/tile_config.c
+# The CLI parser needs the registry, mg_precision_parse and mg_set_error: instrumented cli_args.c and registry.c,
+# the rest from the library (no CUDA call is made while fuzzing).
+$(BUILD)/fuzz/fuzz_cli_args: fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(HEADERS) $(BUILD)/libmaxgemm.a | $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(BUILD)/libmaxgemm.a $(LDLIBS)
+fuzz: $(BUILD)/fuzz/fuzz_tile_config $(BUILD)/fuzz/fuzz_cli_args
+	mkdir -p $(BUILD)/fuzz/corpus_tile_config $(BUILD)/fuzz/corpus_cli_args
+	$(BUILD)/fuzz/fuzz_tile_config -max_total_time=$(FUZZ_TIME) -max_len=4096 -dict=fuzz/tile_config.dict \
+	  -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_tile_config fuzz/corpus/tile_config
+	$(BUILD)/fuzz/fuzz_cli_args -max_total_time=$(FUZZ_TIME) -max_len=1024 -dict=fuzz/cli_args.dict \
+	  -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_cli_args fuzz/corpus/cli_args

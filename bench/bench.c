@@ -1,0 +1,769 @@
+/* bench.c: the benchmark (build/maxgemm_bench, `make bench`). Runs bench/matrix.txt through the PUBLIC API
+ * (mg_plan_create / mg_set_weights / mg_forward) and the registry, and writes one CSV that the plots and the
+ * README table read (never printf output).
+ *
+ *   maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--list]
+ *   maxgemm_bench --ncu-regex N        (prints the default `ncu -k regex:` for kernel N; used by `make ncu`)
+ *
+ * Every kernel row, in order: create the plan (or skip, saying why), set the weights (weight preparation is
+ * one-time work and is NOT timed), poison the output, run once and CHECK it against the GPU fp64 reference
+ * (max_err and pass recorded), then time `samples` forwards, each alone between CUDA events, with the L2
+ * flushed before each one (src/timing.c). Inputs are filled once per (shape, precision) and the reference is
+ * computed once per (shape, precision, max_dim); kernel 0 runs first in every group, so x_kernel0 (kernel 0's
+ * median over the row's median) is always a same-run ratio. The ceilings (copy bandwidth, cuBLAS bf16 / tf32
+ * / fp32 rates) are measured in the same run, first, as rows with kernel = -1.
+ *
+ * Units: ms; tflops = 2MNK / median; gbps = bytes that must move at least once (x, W, b read, out written;
+ * the short-circuit reads only x) / median; intensity = flop / those bytes.
+ * Exit status: 0 when every row that ran passed; 1 on a failed check, an error, or no GPU (except --list).
+ */
+#include "bare_write.h"
+#include "check.h"
+#include "gpu_util.h"
+#include "matrix.h"
+#include "maxgemm.h"
+#include "mg_kernel.h"
+#include "timing.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+_Static_assert(MGM_FP32 == MG_PREC_FP32 && MGM_TF32 == MG_PREC_TF32 && MGM_BF16 == MG_PREC_BF16,
+               "matrix.h numbers precisions as mg_precision");
+
+#ifndef MG_GIT_COMMIT
+#define MG_GIT_COMMIT "unknown"
+#endif
+
+/* ------------------------------------------------------------------------------------------ options */
+
+typedef struct opts {
+    const char *matrix, *csv;
+    int only_kernel;   /* -1: all */
+    int quick, list;
+} opts;
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--list]\n"
+            "       maxgemm_bench --ncu-regex N\n"
+            "  --matrix FILE       the matrix (default bench/matrix.txt; its grammar is at its top)\n"
+            "  --csv FILE          where the results go (default bench/results/latest.csv)\n"
+            "  --only-kernel N     only that kernel's rows (kernel 0 stays: it is every row's baseline)\n"
+            "  --quick             the matrix's quick_samples per row instead of samples, one warm-up\n"
+            "  --list              print the rows and what would be skipped; runs nothing (no GPU needed)\n");
+}
+
+/* ------------------------------------------------------------------------------------------ run context */
+
+typedef struct env {
+    cudaStream_t stream;
+    mg_timer *timer;
+    int sm, num_sms;
+    char gpu[128], driver[64], cuda[32], cublas[32], commit[96];
+    int max_clock_mhz;
+    /* NVML through dlopen (never linked): the driver version and the SM clock right after each row's samples. */
+    void *nvml_lib, *nvml_dev;
+    int (*nvml_clock)(void *dev, int type, unsigned *mhz);
+} env;
+
+static void csv_clean(char *s) {
+    for (; *s; s++) {
+        if (*s == ',') *s = ';';
+        else if (*s == '"') *s = '\'';
+        else if (*s == '\n' || *s == '\r') *s = ' ';
+    }
+}
+
+static void nvml_open(env *e, int dev) {
+    e->nvml_lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!e->nvml_lib) return;
+    int (*init)(void) = (int (*)(void))dlsym(e->nvml_lib, "nvmlInit_v2");
+    int (*by_bus)(const char *, void **) = (int (*)(const char *, void **))dlsym(e->nvml_lib,
+                                                                                  "nvmlDeviceGetHandleByPciBusId_v2");
+    int (*drv)(char *, unsigned) = (int (*)(char *, unsigned))dlsym(e->nvml_lib, "nvmlSystemGetDriverVersion");
+    e->nvml_clock = (int (*)(void *, int, unsigned *))dlsym(e->nvml_lib, "nvmlDeviceGetClockInfo");
+    char bus[64];
+    if (!init || !by_bus || init() != 0 || cudaDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != cudaSuccess ||
+        by_bus(bus, &e->nvml_dev) != 0) {
+        e->nvml_dev = NULL;
+        e->nvml_clock = NULL;
+        return;
+    }
+    char v[80], cuda_drv[64];
+    snprintf(cuda_drv, sizeof cuda_drv, "%s", e->driver);
+    if (drv && drv(v, sizeof v) == 0) snprintf(e->driver, sizeof e->driver, "%s (CUDA %s)", v, cuda_drv);
+}
+
+/* The SM clock now (NVML_CLOCK_SM = 1), else the device's maximum. */
+static int sm_clock(const env *e) {
+    unsigned mhz = 0;
+    if (e->nvml_clock && e->nvml_dev && e->nvml_clock(e->nvml_dev, 1, &mhz) == 0 && mhz > 0) return (int)mhz;
+    return e->max_clock_mhz;
+}
+
+/* ------------------------------------------------------------------------------------------ results */
+
+enum { ST_OK, ST_SKIPPED, ST_FAIL, ST_ERROR };
+static const char *st_name[] = {"ok", "skipped", "fail", "error"};
+
+typedef struct result {
+    int status;
+    char note[320];
+    int kernel;             /* the kernel that ran (auto resolved) */
+    char name[48];
+    mg_stats st;
+    double tflops, gbps, intensity, x_kernel0, max_err;
+    int pass;               /* -1: not checked */
+    int clock_mhz;
+    int samples;
+} result;
+
+static void res_init(result *r) {
+    memset(r, 0, sizeof *r);
+    r->st.median = r->st.min = r->st.max = r->st.mean = NAN;
+    r->tflops = r->gbps = r->intensity = r->x_kernel0 = r->max_err = NAN;
+    r->pass = -1;
+}
+
+static int res_set(result *r, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int res_set(result *r, int status, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note, sizeof r->note, fmt, ap);
+    va_end(ap);
+    r->status = status;
+    return status;
+}
+
+static void fnum(FILE *f, double v, const char *fmt) {
+    fputc(',', f);
+    if (isfinite(v)) fprintf(f, fmt, v);
+}
+
+static const char *CSV_HEADER =
+    "kernel,name,precision,max_dim,m,n,k,shortcut,median_ms,min_ms,max_ms,mean_ms,tflops,gbps,intensity,x_kernel0,"
+    "max_err,pass,status,note,gpu,sm_clock_mhz,driver,cuda,cublas,commit,samples\n";
+
+static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
+    csv_clean(r->note);
+    csv_clean(r->name);
+    fprintf(f, "%d,%s,", r->kernel, r->name);
+    if (row->prec >= 0 && row->kind != MGM_CEIL_COPY) fputs(mgm_prec_name(row->prec), f);
+    fputc(',', f);
+    if (row->max_dim >= 0) fprintf(f, "%d", row->max_dim);
+    if (row->kind == MGM_CEIL_COPY) fputs(",,,", f);
+    else fprintf(f, ",%lld,%lld,%lld", (long long)row->m, (long long)row->n, (long long)row->k);
+    fputc(',', f);
+    if (row->kind == MGM_KERNEL || row->kind == MGM_BARE_WRITE) fprintf(f, "%d", row->shortcut);
+    fnum(f, r->st.median, "%.6g");
+    fnum(f, r->st.min, "%.6g");
+    fnum(f, r->st.max, "%.6g");
+    fnum(f, r->st.mean, "%.6g");
+    fnum(f, r->tflops, "%.6g");
+    fnum(f, r->gbps, "%.6g");
+    fnum(f, r->intensity, "%.6g");
+    fnum(f, r->x_kernel0, "%.5g");
+    fnum(f, r->max_err, "%.3e");
+    fputc(',', f);
+    if (r->pass >= 0) fprintf(f, "%d", r->pass);
+    fprintf(f, ",%s,%s,%s,", st_name[r->status], r->note, e->gpu);
+    if (r->clock_mhz > 0) fprintf(f, "%d", r->clock_mhz);
+    fprintf(f, ",%s,%s,%s,%s,", e->driver, e->cuda, e->cublas, e->commit);
+    if (r->samples > 0) fprintf(f, "%d", r->samples);
+    fputc('\n', f);
+    fflush(f);
+}
+
+/* "k3 bf16 md1 1024x8192x8192" and friends, for progress lines and --list. */
+static void row_label(const mgm_row *row, char *buf, size_t n) {
+    switch (row->kind) {
+    case MGM_CEIL_COPY: snprintf(buf, n, "ceiling_copy %lld MiB", (long long)row->m); break;
+    case MGM_CEIL_BF16:
+    case MGM_CEIL_TF32:
+    case MGM_CEIL_FP32:
+        snprintf(buf, n, "ceiling_%s %lldx%lldx%lld", mgm_prec_name(row->prec), (long long)row->m, (long long)row->n,
+                 (long long)row->k);
+        break;
+    case MGM_BARE_WRITE: snprintf(buf, n, "bare_write %lld floats", (long long)row->m); break;
+    case MGM_KERNEL: {
+        char k[16];
+        if (row->kernel < 0) snprintf(k, sizeof k, "auto");
+        else snprintf(k, sizeof k, "k%d", row->kernel);
+        snprintf(buf, n, "%s %s md%d %lldx%lldx%lld%s", k, mgm_prec_name(row->prec), row->max_dim, (long long)row->m,
+                 (long long)row->n, (long long)row->k, row->shortcut ? " shortcut" : "");
+        break;
+    }
+    }
+}
+
+static const char *ceiling_name(mgm_kind k) {
+    switch (k) {
+    case MGM_CEIL_COPY: return "ceiling_copy";
+    case MGM_CEIL_BF16: return "ceiling_bf16";
+    case MGM_CEIL_TF32: return "ceiling_tf32";
+    case MGM_CEIL_FP32: return "ceiling_fp32";
+    default: return "?";
+    }
+}
+
+/* Reasons a kernel row cannot run that are known without creating a plan; sm = 0 means "no GPU known". */
+static const char *precheck(const mgm_row *row, int sm, char *buf, size_t n) {
+    if (row->skip[0]) return row->skip;
+    if (row->kind != MGM_KERNEL || row->kernel < 0) return NULL;
+    const mg_kernel *k = mg_registry_find(row->kernel);
+    if (!k) { snprintf(buf, n, "kernel %d is not in the registry", row->kernel); return buf; }
+    if (!mg_kernel_available(k)) { snprintf(buf, n, "kernel %d (%s) is not built into this binary", k->id, k->name); return buf; }
+    if (sm > 0 && sm < k->min_sm) {
+        snprintf(buf, n, "kernel %d (%s) needs sm_%d; this GPU is sm_%d", k->id, k->name, k->min_sm, sm);
+        return buf;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ per-group state */
+
+/* Inputs of the current (shape, precision): filled once, shared by every kernel and max_dim of the group. */
+typedef struct inputs {
+    int valid, shape_order, prec;
+    int64_t m, n, k;
+    void *x, *W, *b, *out;
+    double *d_ref;             /* device, max(M, N) doubles */
+    double *ref[2];            /* host copies per max_dim, NULL until computed */
+    void *h_out;               /* host copy of out */
+} inputs;
+
+static void inputs_free(inputs *in) {
+    cudaFree(in->x);
+    cudaFree(in->W);
+    cudaFree(in->b);
+    cudaFree(in->out);
+    cudaFree(in->d_ref);
+    free(in->ref[0]);
+    free(in->ref[1]);
+    free(in->h_out);
+    memset(in, 0, sizeof *in);
+}
+
+static mg_status dmalloc(void **p, size_t bytes, const char *what) {
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+    if (e != cudaSuccess) {
+        cudaGetLastError();   /* an allocation failure is not sticky: clear it */
+        *p = NULL;
+        return mg_set_error(MG_ERR_OUT_OF_MEMORY, "cudaMalloc of %.1f MiB for %s: %s", (double)bytes / 1048576.0, what,
+                            cudaGetErrorString(e));
+    }
+    return MG_OK;
+}
+
+static mg_status inputs_get(env *e, inputs *in, const mgm_row *row, const mg_matrix *mx) {
+    if (in->valid && in->shape_order == row->shape_order && in->prec == row->prec) return MG_OK;
+    inputs_free(in);
+    size_t es = mg_elem_bytes((mg_precision)row->prec);
+    size_t len = (size_t)(row->m > row->n ? row->m : row->n);
+    mg_status s;
+    if ((s = dmalloc(&in->x, (size_t)row->m * (size_t)row->k * es, "x")) != MG_OK ||
+        (s = dmalloc(&in->W, (size_t)row->n * (size_t)row->k * es, "W")) != MG_OK ||
+        (s = dmalloc(&in->b, (size_t)row->n * es, "b")) != MG_OK ||
+        (s = dmalloc(&in->out, len * es, "out")) != MG_OK ||
+        (s = dmalloc((void **)&in->d_ref, len * sizeof(double), "the reference")) != MG_OK) {
+        inputs_free(in);
+        return s;
+    }
+    in->h_out = malloc(len * es);
+    if (!in->h_out) {
+        inputs_free(in);
+        return mg_set_error(MG_ERR_OUT_OF_MEMORY, "host allocation of %zu output elements", len);
+    }
+    s = mg_fill_seedlike(in->x, in->W, in->b, row->m, row->n, row->k, (mg_precision)row->prec, mx->seed, e->stream);
+    if (s == MG_OK && cudaStreamSynchronize(e->stream) != cudaSuccess)
+        s = mg_set_error(MG_ERR_CUDA, "filling the inputs: %s", cudaGetErrorString(cudaGetLastError()));
+    if (s != MG_OK) { inputs_free(in); return s; }
+    in->valid = 1;
+    in->shape_order = row->shape_order;
+    in->prec = row->prec;
+    in->m = row->m; in->n = row->n; in->k = row->k;
+    return MG_OK;
+}
+
+static mg_status reference_get(env *e, inputs *in, int max_dim, const double **ref) {
+    if (in->ref[max_dim]) { *ref = in->ref[max_dim]; return MG_OK; }
+    size_t len = (size_t)(max_dim == 1 ? in->m : in->n);
+    double *h = (double *)malloc(len * sizeof(double));
+    if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "host allocation of the reference (%zu doubles)", len);
+    mg_status s = mg_gpu_reference(in->x, in->W, in->b, in->m, in->n, in->k, max_dim, (mg_precision)in->prec,
+                                   in->d_ref, e->stream);
+    if (s == MG_OK) {
+        cudaError_t ce = cudaMemcpyAsync(h, in->d_ref, len * sizeof(double), cudaMemcpyDeviceToHost, e->stream);
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(e->stream);
+        if (ce != cudaSuccess) s = mg_set_error(MG_ERR_CUDA, "copying the reference: %s", cudaGetErrorString(ce));
+    }
+    if (s != MG_OK) { free(h); return s; }
+    in->ref[max_dim] = h;
+    *ref = h;
+    return MG_OK;
+}
+
+/* Kernel-0 medians per (shape, precision, max_dim): the x_kernel0 denominators. */
+typedef struct baseline { int shape_order, prec, max_dim; double ms; } baseline;
+typedef struct baselines { baseline *v; int n, cap; } baselines;
+
+static void base_put(baselines *b, int so, int prec, int md, double ms) {
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 64;
+        baseline *nv = (baseline *)realloc(b->v, (size_t)cap * sizeof *nv);
+        if (!nv) return;   /* x_kernel0 stays empty: not worth failing the run */
+        b->v = nv;
+        b->cap = cap;
+    }
+    b->v[b->n++] = (baseline){so, prec, md, ms};
+}
+
+static double base_get(const baselines *b, int so, int prec, int md) {
+    for (int i = 0; i < b->n; i++)
+        if (b->v[i].shape_order == so && b->v[i].prec == prec && b->v[i].max_dim == md) return b->v[i].ms;
+    return NAN;
+}
+
+/* ------------------------------------------------------------------------------------------ timed bodies */
+
+typedef struct fwd_ctx { mg_plan *plan; const void *x; void *out; cudaStream_t stream; } fwd_ctx;
+static mg_status fwd_fn(void *p) {
+    fwd_ctx *c = (fwd_ctx *)p;
+    return mg_forward(c->plan, c->x, c->out, c->stream);
+}
+
+typedef struct copy_ctx { void *dst; const void *src; size_t bytes; cudaStream_t stream; } copy_ctx;
+static mg_status copy_fn(void *p) {
+    copy_ctx *c = (copy_ctx *)p;
+    MG_CUDA_TRY(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, c->stream));
+    return MG_OK;
+}
+
+typedef struct gemm_ctx {
+    cublasHandle_t h;
+    int m, n, k;
+    const void *x, *W;
+    void *y;
+    cudaDataType_t ab, c;
+    cublasComputeType_t compute;
+} gemm_ctx;
+static mg_status gemm_fn(void *p) {
+    gemm_ctx *g = (gemm_ctx *)p;
+    const float one = 1.0f, zero = 0.0f;
+    /* Row-major y (M x N) = x W^T is column-major y^T (N x M, ld N) = op_T(W as K x N column-major) x (K x M). */
+    cublasStatus_t s = cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &one, g->W, g->ab, g->k, g->x,
+                                    g->ab, g->k, &zero, g->y, g->c, g->n, g->compute, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return mg_set_error(MG_ERR_CUBLAS, "cublasGemmEx(%d, %d, %d): cuBLAS status %d", g->n, g->m, g->k, (int)s);
+    return MG_OK;
+}
+
+typedef struct bare_ctx { float *dst; int m; cudaStream_t stream; } bare_ctx;
+static mg_status bare_fn(void *p) {
+    bare_ctx *c = (bare_ctx *)p;
+    return mgb_bare_write(c->dst, c->m, c->stream);
+}
+
+static mg_status time_it(env *e, mg_timed_fn fn, void *ctx, int warmup, int samples, result *r) {
+    double *buf = (double *)malloc((size_t)samples * sizeof(double));
+    if (!buf) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "host allocation of %d samples", samples);
+    mg_status s = mg_time(e->timer, fn, ctx, warmup, samples, buf);
+    if (s == MG_OK) {
+        r->st = mg_stats_of(buf, samples);
+        r->samples = samples;
+        r->clock_mhz = sm_clock(e);
+    }
+    free(buf);
+    return s;
+}
+
+/* ------------------------------------------------------------------------------------------ row runners */
+
+static int run_copy(env *e, const mgm_row *row, int warmup, int samples, result *r) {
+    size_t bytes = (size_t)row->m << 20;
+    void *src = NULL, *dst = NULL;
+    snprintf(r->name, sizeof r->name, "ceiling_copy");
+    mg_status s = dmalloc(&src, bytes, "the copy source");
+    if (s == MG_OK) s = dmalloc(&dst, bytes, "the copy destination");
+    if (s == MG_OK && cudaMemsetAsync(src, 0x3c, bytes, e->stream) != cudaSuccess)
+        s = mg_set_error(MG_ERR_CUDA, "cudaMemsetAsync: %s", cudaGetErrorString(cudaGetLastError()));
+    copy_ctx c = {dst, src, bytes, e->stream};
+    if (s == MG_OK) s = time_it(e, copy_fn, &c, warmup, samples, r);
+    cudaFree(src);
+    cudaFree(dst);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "%s", mg_last_error());
+    r->gbps = 2.0 * (double)bytes / (r->st.median * 1e-3) / 1e9;
+    return res_set(r, ST_OK, "device-to-device cudaMemcpyAsync of %lld MiB; gbps counts bytes read + written",
+                   (long long)row->m);
+}
+
+static int run_cublas_ceiling(env *e, const mgm_row *row, uint64_t seed, int warmup, int samples, result *r) {
+    snprintf(r->name, sizeof r->name, "%s", ceiling_name(row->kind));
+    if (row->k == 0) return res_set(r, ST_SKIPPED, "K = 0: no GEMM to time");
+    mg_precision p = (mg_precision)row->prec;
+    size_t es = mg_elem_bytes(p);
+    void *x = NULL, *W = NULL, *b = NULL, *y = NULL;
+    cublasHandle_t h = NULL;
+    mg_status s = dmalloc(&x, (size_t)row->m * (size_t)row->k * es, "ceiling x");
+    if (s == MG_OK) s = dmalloc(&W, (size_t)row->n * (size_t)row->k * es, "ceiling W");
+    if (s == MG_OK) s = dmalloc(&b, (size_t)row->n * es, "ceiling b");
+    if (s == MG_OK) s = dmalloc(&y, (size_t)row->m * (size_t)row->n * es, "ceiling y");
+    /* seed-like values: the power (and so the clock) a GEMM draws depends on the data */
+    if (s == MG_OK) s = mg_fill_seedlike(x, W, b, row->m, row->n, row->k, p, seed, e->stream);
+    if (s == MG_OK && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) { h = NULL; s = mg_set_error(MG_ERR_CUBLAS, "cublasCreate failed"); }
+    if (s == MG_OK && cublasSetStream(h, e->stream) != CUBLAS_STATUS_SUCCESS) s = mg_set_error(MG_ERR_CUBLAS, "cublasSetStream failed");
+    gemm_ctx g = {h, (int)row->m, (int)row->n, (int)row->k, x, W, y, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    const char *what = "";
+    if (row->kind == MGM_CEIL_BF16) {
+        g.ab = g.c = CUDA_R_16BF;
+        what = "cublasGemmEx bf16 in, bf16 out, CUBLAS_COMPUTE_32F";
+    } else if (row->kind == MGM_CEIL_TF32) {
+        g.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+        what = "cublasGemmEx fp32 in/out, CUBLAS_COMPUTE_32F_FAST_TF32";
+    } else {
+        what = "cublasGemmEx fp32 in/out, CUBLAS_COMPUTE_32F (SIMT SGEMM)";
+    }
+    if (s == MG_OK) s = time_it(e, gemm_fn, &g, warmup, samples, r);
+    if (h) cublasDestroy(h);
+    cudaFree(x);
+    cudaFree(W);
+    cudaFree(b);
+    cudaFree(y);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "%s", mg_last_error());
+    double flop = 2.0 * (double)row->m * (double)row->n * (double)row->k;
+    double bytes = ((double)row->m * row->k + (double)row->n * row->k + (double)row->m * row->n) * (double)es;
+    r->tflops = flop / (r->st.median * 1e-3) / 1e12;
+    r->gbps = bytes / (r->st.median * 1e-3) / 1e9;
+    r->intensity = flop / bytes;
+    return res_set(r, ST_OK, "%s", what);
+}
+
+static int run_bare_write(env *e, const mgm_row *row, int warmup, int samples, const baselines *bl, result *r) {
+    snprintf(r->name, sizeof r->name, "bare_write");
+    float *d = NULL;
+    mg_status s = dmalloc((void **)&d, (size_t)row->m * sizeof(float), "the bare-write output");
+    bare_ctx c = {d, (int)row->m, e->stream};
+    if (s == MG_OK) s = time_it(e, bare_fn, &c, warmup, samples, r);
+    cudaFree(d);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "%s", mg_last_error());
+    r->gbps = (double)row->m * 4.0 / (r->st.median * 1e-3) / 1e9;
+    r->x_kernel0 = base_get(bl, row->shape_order, MGM_FP32, 1) / r->st.median;
+    return res_set(r, ST_OK, "one launch writing %lld floats: the floor of any max_dim 1 forward; x_kernel0 vs fp32 md1",
+                   (long long)row->m);
+}
+
+static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *in, int warmup, int samples,
+                      baselines *bl, result *r) {
+    char why[160];
+    const mg_kernel *kk = row->kernel >= 0 ? mg_registry_find(row->kernel) : NULL;
+    snprintf(r->name, sizeof r->name, "%s", kk ? kk->name : row->kernel < 0 ? "auto" : "unknown");
+    const char *skip = precheck(row, e->sm, why, sizeof why);
+    if (skip) return res_set(r, ST_SKIPPED, "%s", skip);
+
+    mg_precision p = (mg_precision)row->prec;
+    mg_status s = inputs_get(e, in, row, mx);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "inputs: %s", mg_last_error());
+
+    mg_plan_desc d = mg_plan_desc_default();
+    d.m = row->m; d.n = row->n; d.k = row->k;
+    d.max_dim = row->max_dim;
+    d.precision = p;
+    d.kernel = row->kernel >= 0 ? row->kernel : MG_KERNEL_AUTO;
+    d.shortcut = row->shortcut;
+    mg_plan *plan = NULL;
+    s = mg_plan_create(&plan, &d);
+    if (s == MG_ERR_UNSUPPORTED || s == MG_ERR_KERNEL)
+        return res_set(r, ST_SKIPPED, "%s: %s", mg_strerror(s), mg_last_error());
+    if (s != MG_OK) return res_set(r, ST_ERROR, "mg_plan_create: %s: %s", mg_strerror(s), mg_last_error());
+    r->kernel = mg_plan_kernel(plan);
+    if (mg_plan_kernel_name(plan)) snprintf(r->name, sizeof r->name, "%s", mg_plan_kernel_name(plan));
+
+    s = mg_set_weights(plan, in->W, in->b, e->stream);
+    if (s != MG_OK) {
+        res_set(r, ST_ERROR, "mg_set_weights: %s: %s", mg_strerror(s), mg_last_error());
+        mg_plan_destroy(plan);
+        return r->status;
+    }
+    /* correctness first: poison, one forward, compare with the fp64 reference */
+    const double *ref = NULL;
+    s = reference_get(e, in, row->max_dim, &ref);
+    if (s != MG_OK) {
+        res_set(r, ST_ERROR, "reference: %s: %s", mg_strerror(s), mg_last_error());
+        mg_plan_destroy(plan);
+        return r->status;
+    }
+    size_t len = (size_t)(row->max_dim == 1 ? row->m : row->n), es = mg_elem_bytes(p);
+    s = mg_poison(in->out, len, p, e->stream);
+    if (s == MG_OK) s = mg_forward(plan, in->x, in->out, e->stream);
+    if (s == MG_OK) {
+        cudaError_t ce = cudaMemcpyAsync(in->h_out, in->out, len * es, cudaMemcpyDeviceToHost, e->stream);
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(e->stream);
+        if (ce != cudaSuccess) s = mg_set_error(MG_ERR_CUDA, "the checked forward: %s", cudaGetErrorString(ce));
+    }
+    if (s != MG_OK) {
+        res_set(r, ST_ERROR, "mg_forward: %s: %s", mg_strerror(s), mg_last_error());
+        mg_plan_destroy(plan);
+        return r->status;
+    }
+    double tol = mg_precision_tolerance(p);
+    mg_check_result cr;
+    if (p == MG_PREC_BF16) mg_check_bf16(ref, (const uint16_t *)in->h_out, len, tol, tol, &cr);
+    else mg_check_f32(ref, (const float *)in->h_out, len, tol, tol, &cr);
+    r->max_err = cr.max_abs;
+    r->pass = cr.pass ? 1 : 0;
+
+    fwd_ctx c = {plan, in->x, in->out, e->stream};
+    s = time_it(e, fwd_fn, &c, warmup, samples, r);
+    mg_plan_destroy(plan);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "timing: %s: %s", mg_strerror(s), mg_last_error());
+
+    double t = r->st.median * 1e-3;
+    double xb = (double)row->m * row->k * es, wb = ((double)row->n * row->k + row->n) * es, ob = (double)len * es;
+    double flop = 2.0 * (double)row->m * (double)row->n * (double)row->k;
+    if (row->shortcut) {
+        /* the certificate reads x once and writes out; no GEMM is executed, so no TFLOP/s is claimed */
+        r->gbps = (xb + ob) / t / 1e9;
+    } else {
+        r->tflops = flop / t / 1e12;
+        r->gbps = (xb + wb + ob) / t / 1e9;
+        r->intensity = flop / (xb + wb + ob);
+        if (r->kernel == 0 && cr.pass) base_put(bl, row->shape_order, row->prec, row->max_dim, r->st.median);
+    }
+    r->x_kernel0 = base_get(bl, row->shape_order, row->prec, row->max_dim) / r->st.median;
+    if (!cr.pass)
+        return res_set(r, ST_FAIL, "%zu of %zu outside atol=rtol=%g (%zu NaN mismatches); first at %zu", cr.fails, cr.n,
+                       tol, cr.nan_mismatch, cr.first_bad);
+    return res_set(r, ST_OK, "%s", row->shortcut ? "short-circuit on: no GEMM for certified rows" : "");
+}
+
+/* ------------------------------------------------------------------------------------------ main */
+
+static int parse_opts(int argc, char **argv, opts *o) {
+    memset(o, 0, sizeof *o);
+    o->matrix = "bench/matrix.txt";
+    o->csv = "bench/results/latest.csv";
+    o->only_kernel = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--matrix") && i + 1 < argc) o->matrix = argv[++i];
+        else if (!strcmp(a, "--csv") && i + 1 < argc) o->csv = argv[++i];
+        else if (!strcmp(a, "--only-kernel") && i + 1 < argc) {
+            int id = 0;
+            if (mg_registry_parse(argv[++i], &id) != MG_OK || id < 0) {
+                fprintf(stderr, "maxgemm_bench: --only-kernel: %s\n",
+                        id < 0 ? "auto is not a kernel here" : mg_last_error());
+                return 2;
+            }
+            o->only_kernel = id;
+        } else if (!strcmp(a, "--quick")) o->quick = 1;
+        else if (!strcmp(a, "--list")) o->list = 1;
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
+        else {
+            fprintf(stderr, "maxgemm_bench: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* `make ncu` asks which kernel names to profile: cuBLAS-built baselines launch cuBLAS's own GEMM kernels
+ * (named *xmma*, *cutlass*, *sgemm*, *gemv*...), the hand-written kernels are named after their registry name
+ * (naive_kernel, mma_sync_kernel, wgmma_tma_kernel, ...). */
+static int print_ncu_regex(const char *s) {
+    int id = 0;
+    if (mg_registry_parse(s, &id) != MG_OK || id < 0) {
+        fprintf(stderr, "maxgemm_bench: --ncu-regex: unknown kernel '%s'\n", s);
+        return 2;
+    }
+    const mg_kernel *k = mg_registry_find(id);
+    printf("%s\n", k->baseline ? "xmma|cutlass|sgemm|gemmk|gemv" : k->name);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--ncu-regex")) return print_ncu_regex(argv[2]);
+    opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc) return rc;
+
+    mg_matrix *mx = (mg_matrix *)malloc(sizeof *mx);
+    char err[512];
+    if (!mx) { fprintf(stderr, "maxgemm_bench: out of memory\n"); return 1; }
+    if (mg_matrix_load(o.matrix, mx, err, sizeof err)) {
+        fprintf(stderr, "maxgemm_bench: %s\n", err);
+        free(mx);
+        return 2;
+    }
+    int nk = mg_registry_count();
+    mgm_kernel_info *known = (mgm_kernel_info *)calloc((size_t)(nk > 0 ? nk : 1), sizeof *known);
+    if (!known) { fprintf(stderr, "maxgemm_bench: out of memory\n"); free(mx); return 1; }
+    for (int i = 0; i < nk; i++) {
+        known[i].id = mg_registry_at(i)->id;
+        known[i].prec_mask = mg_registry_at(i)->precisions;
+    }
+    mgm_row *rows = NULL;
+    int nrows = mg_matrix_expand(mx, known, nk, o.only_kernel, &rows, err, sizeof err);
+    free(known);
+    if (nrows < 0) {
+        fprintf(stderr, "maxgemm_bench: %s: %s\n", o.matrix, err);
+        free(mx);
+        return 2;
+    }
+    int samples = o.quick ? mx->quick_samples : mx->samples;
+    int warmup = o.quick ? (mx->warmup < 1 ? mx->warmup : 1) : mx->warmup;
+
+    if (o.list) {
+        char label[160], why[160];
+        int nrun = 0;
+        for (int i = 0; i < nrows; i++) {
+            row_label(&rows[i], label, sizeof label);
+            const char *skip = precheck(&rows[i], 0, why, sizeof why);
+            printf("[%d/%d] %s%s%s\n", i + 1, nrows, label, skip ? " ... skipped: " : "", skip ? skip : "");
+            nrun += !skip;
+        }
+        printf("%d rows (%d to run, %d skipped), %d samples each after %d warm-up runs, seed %llu\n", nrows, nrun,
+               nrows - nrun, samples, warmup, (unsigned long long)mx->seed);
+        free(rows);
+        free(mx);
+        return 0;
+    }
+
+    int ndev = 0;
+    cudaError_t ce = cudaGetDeviceCount(&ndev);
+    if (ce != cudaSuccess || ndev == 0) {
+        fprintf(stderr, "maxgemm_bench: no CUDA device (%s); nothing to benchmark (--list works without one)\n",
+                ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+        free(rows);
+        free(mx);
+        return 1;
+    }
+
+    env e;
+    memset(&e, 0, sizeof e);
+    int dev = 0;
+    struct cudaDeviceProp prop;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
+        fprintf(stderr, "maxgemm_bench: cannot query the device\n");
+        return 1;
+    }
+    e.sm = prop.major * 10 + prop.minor;
+    e.num_sms = prop.multiProcessorCount;
+    snprintf(e.gpu, sizeof e.gpu, "%s", prop.name);
+    csv_clean(e.gpu);
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess) e.max_clock_mhz = khz / 1000;
+    int v = 0;
+    cudaDriverGetVersion(&v);
+    snprintf(e.driver, sizeof e.driver, "%d.%d", v / 1000, (v % 1000) / 10);
+    cudaRuntimeGetVersion(&v);
+    snprintf(e.cuda, sizeof e.cuda, "%d.%d", v / 1000, (v % 1000) / 10);
+    int cma = 0, cmi = 0, cpa = 0;
+    cublasGetProperty(MAJOR_VERSION, &cma);
+    cublasGetProperty(MINOR_VERSION, &cmi);
+    cublasGetProperty(PATCH_LEVEL, &cpa);
+    snprintf(e.cublas, sizeof e.cublas, "%d.%d.%d", cma, cmi, cpa);
+    const char *commit = getenv("MG_GIT_COMMIT");
+    snprintf(e.commit, sizeof e.commit, "%s", commit && *commit ? commit : MG_GIT_COMMIT);
+    csv_clean(e.commit);
+    nvml_open(&e, dev);
+    csv_clean(e.driver);
+
+    if (cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) != cudaSuccess ||
+        mg_timer_create(&e.timer, 1, e.stream) != MG_OK) {
+        fprintf(stderr, "maxgemm_bench: cannot create the stream or the timer: %s\n", mg_last_error());
+        return 1;
+    }
+    FILE *csv = fopen(o.csv, "w");
+    if (!csv) {
+        fprintf(stderr, "maxgemm_bench: cannot write %s (does its directory exist?)\n", o.csv);
+        return 1;
+    }
+    fputs(CSV_HEADER, csv);
+    fflush(csv);
+    fprintf(stderr, "maxgemm_bench: %s (sm_%d, %d SMs, L2 %d MiB, max SM clock %d MHz), driver %s, CUDA %s, cuBLAS %s, "
+                    "commit %s; %d rows, %d samples, %d warm-up, L2 flushed before every sample\n",
+            e.gpu, e.sm, e.num_sms, prop.l2CacheSize >> 20, e.max_clock_mhz, e.driver, e.cuda, e.cublas, e.commit, nrows,
+            samples, warmup);
+
+    inputs in;
+    memset(&in, 0, sizeof in);
+    baselines bl = {NULL, 0, 0};
+    int counts[4] = {0, 0, 0, 0}, aborted = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < nrows; i++) {
+        const mgm_row *row = &rows[i];
+        result r;
+        res_init(&r);
+        r.kernel = row->kind == MGM_KERNEL ? row->kernel : -1;
+        char label[160];
+        row_label(row, label, sizeof label);
+        fprintf(stderr, "[%d/%d] %s ... ", i + 1, nrows, label);
+        if (aborted) {
+            res_set(&r, ST_ERROR, "not run: the CUDA context was lost on an earlier row");
+        } else {
+            switch (row->kind) {
+            case MGM_CEIL_COPY: run_copy(&e, row, warmup, samples, &r); break;
+            case MGM_CEIL_BF16:
+            case MGM_CEIL_TF32:
+            case MGM_CEIL_FP32: run_cublas_ceiling(&e, row, mx->seed, warmup, samples, &r); break;
+            case MGM_BARE_WRITE: run_bare_write(&e, row, warmup, samples, &bl, &r); break;
+            case MGM_KERNEL: run_kernel(&e, row, mx, &in, warmup, samples, &bl, &r); break;
+            }
+            if (r.status == ST_ERROR) {
+                /* A sticky error (illegal address, trap) poisons the context: every later call fails. Detect it
+                 * and stop running rows, so the CSV says what happened instead of a cascade of errors. */
+                cudaGetLastError();
+                cudaError_t se = cudaDeviceSynchronize();
+                if (se != cudaSuccess) {
+                    aborted = 1;
+                    size_t l = strlen(r.note);
+                    snprintf(r.note + l, sizeof r.note - l, " [context lost: %s]", cudaGetErrorString(se));
+                }
+            }
+        }
+        counts[r.status]++;
+        if (r.status == ST_SKIPPED) {
+            fprintf(stderr, "skipped: %s\n", r.note);
+        } else if (r.status == ST_ERROR) {
+            fprintf(stderr, "ERROR: %s\n", r.note);
+        } else {
+            fprintf(stderr, "%.4f ms", r.st.median);
+            if (isfinite(r.tflops)) fprintf(stderr, "  %.1f TFLOP/s", r.tflops);
+            if (isfinite(r.gbps)) fprintf(stderr, "  %.0f GB/s", r.gbps);
+            if (isfinite(r.x_kernel0)) fprintf(stderr, "  x%.3f vs k0", r.x_kernel0);
+            if (r.pass >= 0) fprintf(stderr, "  %s (max_err %.2e)", r.pass ? "pass" : "FAIL", r.max_err);
+            if (row->kind == MGM_KERNEL && row->kernel < 0) fprintf(stderr, "  [auto: k%d %s]", r.kernel, r.name);
+            if (r.status == ST_FAIL) fprintf(stderr, "\n    FAIL: %s", r.note);
+            fputc('\n', stderr);
+        }
+        csv_row(csv, &e, row, &r);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    inputs_free(&in);
+    free(bl.v);
+    fclose(csv);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    fprintf(stderr, "maxgemm_bench: %d ok, %d skipped, %d FAILED, %d errors in %.1f s -> %s\n", counts[ST_OK],
+            counts[ST_SKIPPED], counts[ST_FAIL], counts[ST_ERROR], wall, o.csv);
+    mg_timer_destroy(e.timer);
+    cudaStreamDestroy(e.stream);
+    if (e.nvml_lib) dlclose(e.nvml_lib);
+    free(rows);
+    free(mx);
+    return (counts[ST_FAIL] || counts[ST_ERROR]) ? 1 : 0;
+}

@@ -1,0 +1,136 @@
+/* 04_wgmma_ws.cu: kernel 4, warp-specialized wgmma (tf32 and bf16 modes).
+ *
+ * Technique (the kernel template is kernels/wgmma_ws.cuh, shared with kernel 6):
+ *   - one producer warpgroup whose single elected thread issues all TMA loads (setmaxnreg.dec 40), and two
+ *     consumer warpgroups (setmaxnreg.inc 232), each a 64 x 256 slice of the 128 x 256 CTA tile, m64n256 wgmma;
+ *   - a full/empty mbarrier ring of 4 stages (48 KiB each: 128B-swizzled rows of BK = 128 bytes of K);
+ *   - a PERSISTENT grid of num_sms CTAs walking the tiles in a grouped order (all M-tiles of a W panel together,
+ *     so the large W streams from DRAM about once while x stays in L2);
+ *   - the fused epilogue (bias + NaN-propagating max in registers + shuffles + a little smem), which overlaps the
+ *     producer's loads for the next tile.
+ * What changed from kernel 3 (wgmma_tma, every warpgroup both loads and computes, one tile per CTA): roles are
+ * split so the tensor core is fed by a thread that does nothing else, register budgets follow the roles, and
+ * CTAs persist so the epilogue of one tile hides under the loads of the next.
+ * Tile shapes: tile_configs/wgmma_ws.cfg. Measured result: not yet measured (prediction in notes/04_wgmma_ws.md).
+ *
+ * Operands: x (M x K) and W (N x K), both K-major, read by TMA straight from the caller's buffers when rows are
+ * 16-byte multiples (K * elem % 16 == 0) and the base is 16-byte aligned. Otherwise W is copied once in prepare
+ * (prep->buf[0], rows padded to 16 bytes) and x per call into the workspace; the descriptors still say K
+ * columns, so the padding is never read (TMA zero-fills past K).
+ * tf32 note: wgmma .tf32 reads the fp32 bit pattern and ignores the low 13 mantissa bits (truncation, not
+ * rounding): a relative bias of up to 2^-10 per product, about 1e-3 of |y|, inside the tf32 bar (2e-3 + 2e-3|ref|).
+ */
+#include <cuda_runtime.h>
+
+#include "wgmma_ws.cuh"
+
+#if !defined(MG_TILE_wgmma_ws_tf32) || !defined(MG_TILE_wgmma_ws_bf16)
+#error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws tf32' and a 'wgmma_ws bf16' row"
+#endif
+
+namespace {
+
+using CfgTF32 = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_tf32>;
+using CfgBF16 = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_bf16>;
+
+/* Does x / W need a padded copy? (TMA: 16-byte aligned base, row stride a multiple of 16 bytes.) */
+bool needs_pad(const mg_problem *p) { return ((size_t)p->k * mg_elem_bytes(p->prec)) % 16 != 0; }
+
+int64_t ws_ld(const mg_problem *p) {
+    return p->prec == MG_PREC_BF16 ? mgws::padded_k<CfgBF16>(p->k) : mgws::padded_k<CfgTF32>(p->k);
+}
+
+int ws_partial_tiles(const mg_problem *p) {
+    return p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16>(p) : mgws::partial_rows<CfgTF32>(p);
+}
+
+size_t ws_workspace_bytes(const mg_problem *p) {
+    if (p->k == 0 || !needs_pad(p)) return 0;
+    return mgws::align256((size_t)p->m * (size_t)ws_ld(p) * mg_elem_bytes(p->prec));
+}
+
+mg_status ws_supports(const mg_problem *p, int sm) {
+    if (p->prec != MG_PREC_TF32 && p->prec != MG_PREC_BF16)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws runs tf32 and bf16 only (fp32 mode: kernel 6 wgmma_bf16x3)");
+    if (sm != 0 && sm != 90)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "wgmma_ws is compiled for sm_90a (wgmma, setmaxnreg); this GPU is sm_%d", sm);
+    return MG_OK;
+}
+
+/* Weight side: the W descriptor (and a padded copy of W when its rows are not 16-byte multiples). */
+mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream) {
+    (void)b;
+    mg_status st = ws_supports(p, 0);
+    if (st != MG_OK) return st;
+    out->ld = p->k;
+    if (p->n == 0 || p->k == 0) return MG_OK; /* no k-iterations: the kernel never reads W */
+    const size_t eb = mg_elem_bytes(p->prec);
+    const void *base = w;
+    int64_t ld = p->k;
+    if (needs_pad(p) || (uintptr_t)w % 16 != 0) {
+        ld = ws_ld(p);
+        st = mgws::dev_alloc(out, 0, (size_t)p->n * ld * eb, "wgmma_ws padded W");
+        if (st != MG_OK) return st;
+        cudaError_t e = cudaMemcpy2DAsync(out->buf[0], ld * eb, w, (size_t)p->k * eb, (size_t)p->k * eb, p->n,
+                                          cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
+        if (e != cudaSuccess) {
+            mgws::release_prepared(out);
+            return mg_set_error(MG_ERR_CUDA, "wgmma_ws: padding W: %s", cudaGetErrorString(e));
+        }
+        base = out->buf[0];
+    }
+    out->ld = (int)ld;
+    st = mgws::alloc_host(out);
+    if (st == MG_OK) {
+        mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
+        st = p->prec == MG_PREC_BF16 ? mgws::make_map<CfgBF16>(&h->b[0], base, p->n, p->k, ld, CfgBF16::BN)
+                                     : mgws::make_map<CfgTF32>(&h->b[0], base, p->n, p->k, ld, CfgTF32::BN);
+    }
+    if (st != MG_OK) mgws::release_prepared(out);
+    return st;
+}
+
+template <class C> mg_status launch_cfg(mg_launch_args *a) {
+    const mg_problem *p = &a->p;
+    mgws::Params prm;
+    memset(&prm, 0, sizeof prm);
+    if (p->k > 0) {
+        if (!a->prep || !a->prep->host)
+            return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_ws: W was not prepared for this problem");
+        const size_t eb = C::T::kElem;
+        const void *xb = a->x;
+        int64_t ld = p->k;
+        if (needs_pad(p)) {
+            ld = mgws::padded_k<C>(p->k);
+            if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_ws: no workspace for the padded x");
+            MG_CUDA_TRY(cudaMemcpy2DAsync(a->ws, ld * eb, a->x, (size_t)p->k * eb, (size_t)p->k * eb, p->m,
+                                          cudaMemcpyDeviceToDevice, (cudaStream_t)a->stream));
+            xb = a->ws;
+        } else if ((uintptr_t)a->x % 16 != 0) {
+            return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: x must be 16-byte aligned for TMA (got %p)", a->x);
+        }
+        mg_status st = mgws::make_map<C>(&prm.a[0], xb, p->m, p->k, ld, C::BM);
+        if (st != MG_OK) return st;
+        memcpy(&prm.b[0], &static_cast<const mgws::PreparedHost *>(a->prep->host)->b[0], sizeof(CUtensorMap));
+    }
+    return mgws::run<C>(a, prm);
+}
+
+mg_status ws_launch(mg_launch_args *a) {
+    const mg_problem *p = &a->p;
+    mg_status st = ws_supports(p, 0);
+    if (st != MG_OK) return st;
+    a->ntiles = ws_partial_tiles(p);
+    if (mg_partial_len(p) == 0) return MG_OK;
+    if (p->m == 0 || p->n == 0)
+        return mg_set_error(MG_ERR_SHAPE, "wgmma_ws: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
+                            p->n, p->max_dim);
+    return p->prec == MG_PREC_BF16 ? launch_cfg<CfgBF16>(a) : launch_cfg<CfgTF32>(a);
+}
+
+}  // namespace
+
+extern "C" const mg_kernel_ops mg_ops_wgmma_ws = {
+    ws_partial_tiles, ws_workspace_bytes, ws_supports, ws_prepare, mgws::release_prepared, ws_launch,
+};

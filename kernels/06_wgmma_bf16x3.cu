@@ -1,0 +1,102 @@
+/* 06_wgmma_bf16x3.cu: kernel 6, fp32-accurate split precision fused on kernel 4's design (fp32 mode only).
+ *
+ * Technique: every fp32 operand v = hi + lo (+ 2^-17 |v| at most), hi and lo bf16 (kernels/split.cu); then
+ *     x W^T ~= x_lo W_hi^T + x_hi W_lo^T + x_hi W_hi^T      (x_lo W_lo^T dropped: notes/05_06_split.md)
+ * computed by kernels/wgmma_ws.cuh with Scheme::kBF16x3: each pipeline stage holds FOUR tiles (A_hi, A_lo,
+ * B_hi, B_lo; A = x, B = W), and per k16-step each consumer issues three m64n256k16 bf16 wgmmas (lo*hi, hi*lo,
+ * hi*hi, small terms first) into ONE fp32 accumulator. Same producer/consumer roles, persistent grouped grid
+ * and fused bias + max epilogue as kernel 4; y is never written.
+ * What changed from kernel 5 (cuBLAS bf16x3): one kernel instead of three GEMMs + a y round trip + a bias/max
+ * pass; each hi/lo tile is loaded once and feeds two products; the epilogue is fused.
+ * Tile shape: tile_configs/wgmma_bf16x3.cfg (BK = 32 bf16 = 64-byte rows with the 64B swizzle, so four tiles
+ * per stage still fit 4 stages). Measured result: not yet measured (prediction in notes/05_06_split.md).
+ *
+ * Data flow: W is split ONCE in prepare into prep->buf[0] (hi) and buf[1] (lo), rows padded to 8 elements
+ * (16 bytes, TMA's stride rule; the padding is zero and the descriptors say K columns anyway). x is split per
+ * call into the workspace (x_hi, then x_lo), ~0.03 ms at the headline (32 MiB read, 32 MiB written).
+ */
+#include <cuda_runtime.h>
+
+#include "split.h"
+#include "wgmma_ws.cuh"
+
+#if !defined(MG_TILE_wgmma_bf16x3_fp32)
+#error "tile_configs/wgmma_bf16x3.cfg must have a 'wgmma_bf16x3 fp32' row"
+#endif
+
+namespace {
+
+using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3, MG_TILE_wgmma_bf16x3_fp32>;
+
+int64_t x3_ld(const mg_problem *p) { return mgws::padded_k<CfgX3>(p->k); }
+size_t x_part_bytes(const mg_problem *p) { return mgws::align256((size_t)p->m * (size_t)x3_ld(p) * 2); }
+
+int x3_partial_tiles(const mg_problem *p) { return mgws::partial_rows<CfgX3>(p); }
+
+size_t x3_workspace_bytes(const mg_problem *p) { return p->k == 0 ? 0 : 2 * x_part_bytes(p); }
+
+mg_status x3_supports(const mg_problem *p, int sm) {
+    if (p->prec != MG_PREC_FP32)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "wgmma_bf16x3 is the fp32-accurate kernel (fp32 mode only); for %s use wgmma_ws",
+                            mg_precision_name(p->prec));
+    if (sm != 0 && sm != 90)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "wgmma_bf16x3 is compiled for sm_90a (wgmma, setmaxnreg); this GPU is sm_%d", sm);
+    return MG_OK;
+}
+
+mg_status x3_prepare(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream) {
+    (void)b;
+    mg_status st = x3_supports(p, 0);
+    if (st != MG_OK) return st;
+    const int64_t ld = x3_ld(p);
+    out->ld = (int)ld;
+    if (p->n == 0 || p->k == 0) return MG_OK; /* no k-iterations: the kernel never reads W */
+    const size_t bytes = (size_t)p->n * (size_t)ld * 2;
+    if ((st = mgws::dev_alloc(out, 0, bytes, "wgmma_bf16x3 W hi")) != MG_OK ||
+        (st = mgws::dev_alloc(out, 1, bytes, "wgmma_bf16x3 W lo")) != MG_OK ||
+        (st = mg_split_bf16((const float *)w, p->n, p->k, ld, (uint16_t *)out->buf[0], (uint16_t *)out->buf[1],
+                            stream)) != MG_OK ||
+        (st = mgws::alloc_host(out)) != MG_OK) {
+        mgws::release_prepared(out);
+        return st;
+    }
+    mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
+    for (int q = 0; q < 2 && st == MG_OK; q++)
+        st = mgws::make_map<CfgX3>(&h->b[q], out->buf[q], p->n, p->k, ld, CfgX3::BN);
+    if (st != MG_OK) mgws::release_prepared(out);
+    return st;
+}
+
+mg_status x3_launch(mg_launch_args *a) {
+    const mg_problem *p = &a->p;
+    mg_status st = x3_supports(p, 0);
+    if (st != MG_OK) return st;
+    a->ntiles = x3_partial_tiles(p);
+    if (mg_partial_len(p) == 0) return MG_OK;
+    if (p->m == 0 || p->n == 0)
+        return mg_set_error(MG_ERR_SHAPE, "wgmma_bf16x3: max over an empty dimension (M=%d, N=%d, max_dim %d)",
+                            p->m, p->n, p->max_dim);
+    mgws::Params prm;
+    memset(&prm, 0, sizeof prm);
+    if (p->k > 0) {
+        const int64_t ld = x3_ld(p);
+        if (!a->prep || !a->prep->host || !a->prep->buf[0] || !a->prep->buf[1] || a->prep->ld != ld)
+            return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_bf16x3: W was not prepared for this problem");
+        if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_bf16x3: no workspace for the split x");
+        uint16_t *x_hi = static_cast<uint16_t *>(a->ws);
+        uint16_t *x_lo = reinterpret_cast<uint16_t *>(static_cast<char *>(a->ws) + x_part_bytes(p));
+        if ((st = mg_split_bf16((const float *)a->x, p->m, p->k, ld, x_hi, x_lo, a->stream)) != MG_OK) return st;
+        if ((st = mgws::make_map<CfgX3>(&prm.a[0], x_hi, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
+        if ((st = mgws::make_map<CfgX3>(&prm.a[1], x_lo, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
+        memcpy(&prm.b[0], static_cast<const mgws::PreparedHost *>(a->prep->host)->b, 2 * sizeof(CUtensorMap));
+    }
+    return mgws::run<CfgX3>(a, prm);
+}
+
+}  // namespace
+
+extern "C" const mg_kernel_ops mg_ops_wgmma_bf16x3 = {
+    x3_partial_tiles, x3_workspace_bytes, x3_supports, x3_prepare, mgws::release_prepared, x3_launch,
+};

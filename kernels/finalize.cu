@@ -1,0 +1,185 @@
+/* finalize.cu: the shared epilogue tail every kernel variant ends with (declared in src/mg_kernel.h).
+ *
+ * Input: ntiles partial rows of len floats, row t at partial + t * len (mg_kernel.h's layout):
+ *   max_dim 1: len = M, the row maxima of column tile t;  max_dim 0: len = N, the column maxima of row tile t.
+ * Output (float, or bf16 in the bf16 mode), SEMANTICS.md exactly:
+ *   max_dim 1: m[i] = nanmax_t partial[t][i];  out[i] = gelu(m[i] - m[i])   (+0.0, or NaN when m is NaN or +-inf)
+ *   max_dim 0: c[j] = nanmax_t partial[t][j];  mu = mean_j c[j];  out[j] = gelu(c[j] - mu)
+ *
+ * Determinism: the mean is summed in fp64 in an order that depends on len only (never on timing, the SM count
+ * or atomics): a grid of min(cdiv(len, 32), FIN_MAX_BLOCKS) blocks, each thread summing its grid-stride columns
+ * in ascending order, a fixed shuffle tree per block, then one fixed-order sum of the per-block sums.
+ *
+ * Launches: max_dim 1 is one kernel. max_dim 0 is two: (A) tile reduction + per-block fp64 sums into scratch,
+ * (B) every block re-sums the <= FIN_MAX_BLOCKS block sums in the same fixed order (so all blocks agree on mu
+ * bit for bit, with no third launch and no grid-wide barrier) and applies gelu(c - mu). No host sync.
+ *
+ * Scratch layout (max_dim 0 only): double block_sums[FIN_MAX_BLOCKS], then float cmax[len].
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+#include "mg_kernel.h"
+
+namespace {
+
+constexpr int FIN_THREADS = 256;        /* multiple of 32; the block reductions assume it */
+constexpr int FIN_MAX_BLOCKS = 1024;    /* bound on kernel A's grid, hence on the block sums kernel B re-sums */
+constexpr int FIN_MAX_GRID = 4096;      /* grid-stride cap of the elementwise kernels */
+
+__device__ __forceinline__ float gelu_f32(float v) {
+    /* Exact erf GELU, as torch (approximate='none'). gelu(-inf) = -inf * 0 = NaN, as the formula gives. */
+    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+}
+
+__device__ __forceinline__ double gelu_f64(double v) {
+    return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
+}
+
+__device__ __forceinline__ void store_out(float *out, int i, double v) { out[i] = (float)v; }
+__device__ __forceinline__ void store_out(__nv_bfloat16 *out, int i, double v) { out[i] = __double2bfloat16(v); }
+__device__ __forceinline__ void store_out_f(float *out, int i, float v) { out[i] = v; }
+__device__ __forceinline__ void store_out_f(__nv_bfloat16 *out, int i, float v) { out[i] = __float2bfloat16_rn(v); }
+
+/* The tile reduction is spread over the block: FIN_POS consecutive positions (one warp's width, so every load
+ * of a warp is one coalesced 128-byte row segment) times FIN_TGROUPS tile groups; group g takes tiles g, g + 8, ...
+ * At the headline's max_dim 1 (len = M = 1024, 32-64 partial rows) that is 32 blocks whose threads each issue
+ * 4-8 independent loads, instead of 4 blocks walking 64 dependent-latency rows. */
+constexpr int FIN_POS = 32;
+constexpr int FIN_TGROUPS = FIN_THREADS / FIN_POS;
+
+/* nanmax over the ntiles rows at position i (valid: i < len); the result is valid in the threads of group 0.
+ * Every thread of the block must call it the same number of times (it holds barriers). */
+__device__ __forceinline__ float reduce_tiles_block(const float *__restrict__ partial, int ntiles, int len, int i,
+                                                    bool valid) {
+    __shared__ float red[FIN_TGROUPS][FIN_POS];
+    const int tx = threadIdx.x % FIN_POS, ty = threadIdx.x / FIN_POS;
+    float m = -INFINITY;   /* the identity of the max, for groups that get no tile (ntiles < FIN_TGROUPS) */
+    if (valid) {
+#pragma unroll 4
+        for (int t = ty; t < ntiles; t += FIN_TGROUPS) m = mg_nanmaxf(m, partial[(size_t)t * len + i]);
+    }
+    red[ty][tx] = m;
+    __syncthreads();
+    if (ty == 0)
+        for (int g = 1; g < FIN_TGROUPS; g++) m = mg_nanmaxf(m, red[g][tx]);
+    __syncthreads();   /* red is reused by the caller's next grid-stride step */
+    return m;
+}
+
+/* Sum over the block in a fixed order: a xor-shuffle tree per warp, then warp 0 sums the warp results in
+ * ascending warp order. Every thread must call it; the result is valid in every thread. */
+__device__ double block_sum_fixed(double v) {
+    __shared__ double warp_sums[FIN_THREADS / 32];
+    __shared__ double total;
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double s = 0.0;
+        for (int w = 0; w < FIN_THREADS / 32; w++) s += warp_sums[w];
+        total = s;
+    }
+    __syncthreads();
+    return total;
+}
+
+/* max_dim 1: out[i] = gelu(m - m). m - m is +0.0 for finite m and NaN otherwise; fp32 is exact here. */
+template <typename OutT>
+__global__ void __launch_bounds__(FIN_THREADS) fin_rows_kernel(const float *__restrict__ partial, int ntiles, int len,
+                                                             OutT *__restrict__ out) {
+    /* The loop bound is uniform over the block: reduce_tiles_block holds barriers. */
+    for (long long base = blockIdx.x * FIN_POS; base < len; base += (long long)gridDim.x * FIN_POS) {
+        const int i = (int)base + threadIdx.x % FIN_POS;
+        const float m = reduce_tiles_block(partial, ntiles, len, i, i < len);
+        if (threadIdx.x < FIN_POS && i < len) store_out_f(out, i, gelu_f32(m - m));
+    }
+}
+
+/* max_dim 0, kernel A: column maxima into cmax, and one fp64 sum per block into block_sums[blockIdx.x]. Each
+ * group-0 thread sums its positions in ascending order; the grid depends on len only, so the order is fixed. */
+__global__ void __launch_bounds__(FIN_THREADS) fin_cols_reduce_kernel(const float *__restrict__ partial, int ntiles,
+                                                                    int len, float *__restrict__ cmax,
+                                                                    double *__restrict__ block_sums) {
+    double s = 0.0;
+    for (long long base = blockIdx.x * FIN_POS; base < len; base += (long long)gridDim.x * FIN_POS) {
+        const int j = (int)base + threadIdx.x % FIN_POS;
+        const float c = reduce_tiles_block(partial, ntiles, len, j, j < len);
+        if (threadIdx.x < FIN_POS && j < len) {
+            cmax[j] = c;
+            s += (double)c;   /* NaN and +-inf propagate as in the fp64 reference's sum; no overflow in fp64 */
+        }
+    }
+    s = block_sum_fixed(s);
+    if (threadIdx.x == 0) block_sums[blockIdx.x] = s;
+}
+
+/* max_dim 0, kernel B: mu from the block sums (the same fixed order in every block), then gelu(c - mu).
+ * c - mu and the GELU are computed in fp64 (cheap for N values): c - mu can exceed FLT_MAX for extreme finite
+ * c, and the fp64 reference does the same; only the final store rounds. */
+template <typename OutT>
+__global__ void __launch_bounds__(FIN_THREADS) fin_cols_apply_kernel(const float *__restrict__ cmax,
+                                                                   const double *__restrict__ block_sums,
+                                                                   int nsums, int len, OutT *__restrict__ out) {
+    double s = 0.0;
+    for (int b = threadIdx.x; b < nsums; b += FIN_THREADS) s += block_sums[b];
+    const double mu = block_sum_fixed(s) / (double)len;
+    for (int j = blockIdx.x * FIN_THREADS + threadIdx.x; j < len; j += gridDim.x * FIN_THREADS)
+        store_out(out, j, gelu_f64((double)cmax[j] - mu));
+}
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+/* Blocks for len items at per_block items each, capped (the kernels grid-stride past the cap). */
+int grid_for(int len, int per_block, int cap) {
+    const int g = mg_cdiv(len, per_block);
+    return g < cap ? g : cap;
+}
+
+template <typename OutT>
+mg_status finalize_typed(const float *partial, int ntiles, int len, int max_dim, OutT *out, void *scratch,
+                         cudaStream_t st) {
+    if (max_dim == 1) {
+        fin_rows_kernel<OutT><<<grid_for(len, FIN_POS, FIN_MAX_GRID), FIN_THREADS, 0, st>>>(partial, ntiles, len, out);
+        MG_LAUNCH_CHECK();
+        return MG_OK;
+    }
+    double *block_sums = (double *)scratch;
+    float *cmax = (float *)((char *)scratch + align_up(sizeof(double) * FIN_MAX_BLOCKS, 256));
+    /* The grid of kernel A depends on len only: that is what makes the summation order fixed. */
+    const int nsums = grid_for(len, FIN_POS, FIN_MAX_BLOCKS);
+    fin_cols_reduce_kernel<<<nsums, FIN_THREADS, 0, st>>>(partial, ntiles, len, cmax, block_sums);
+    MG_LAUNCH_CHECK();
+    fin_cols_apply_kernel<OutT><<<grid_for(len, FIN_THREADS, FIN_MAX_GRID), FIN_THREADS, 0, st>>>(cmax, block_sums,
+                                                                                                 nsums, len, out);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
+
+}  // namespace
+
+extern "C" size_t mg_finalize_scratch_bytes(int len) {
+    if (len < 0) len = 0;
+    return align_up(sizeof(double) * FIN_MAX_BLOCKS, 256) + align_up(sizeof(float) * (size_t)len, 256);
+}
+
+extern "C" mg_status mg_finalize(const float *partial, int ntiles, int len, int max_dim, mg_precision prec,
+                                 void *out, void *scratch, void *stream) {
+    if (len < 0) return mg_set_error(MG_ERR_INVALID_ARG, "mg_finalize: negative length %d", len);
+    if (max_dim != 0 && max_dim != 1)
+        return mg_set_error(MG_ERR_MAX_DIM, "mg_finalize: max_dim must be normalised to 0 or 1 (got %d)", max_dim);
+    if (prec < 0 || prec >= MG_PREC_COUNT)
+        return mg_set_error(MG_ERR_PRECISION, "mg_finalize: unknown precision %d", (int)prec);
+    if (len == 0) return MG_OK;   /* an empty output (M = 0 with max_dim 1, N = 0 with max_dim 0): nothing to write */
+    if (ntiles < 1)
+        return mg_set_error(MG_ERR_INVALID_ARG, "mg_finalize: the kernel reported %d partial rows (need >= 1)", ntiles);
+    if (!partial || !out) return mg_set_error(MG_ERR_INVALID_ARG, "mg_finalize: NULL partial or out");
+    if (max_dim == 0 && !scratch)
+        return mg_set_error(MG_ERR_INVALID_ARG, "mg_finalize: max_dim 0 needs scratch (mg_finalize_scratch_bytes)");
+    cudaStream_t st = (cudaStream_t)stream;
+    if (prec == MG_PREC_BF16)
+        return finalize_typed(partial, ntiles, len, max_dim, (__nv_bfloat16 *)out, scratch, st);
+    return finalize_typed(partial, ntiles, len, max_dim, (float *)out, scratch, st);
+}

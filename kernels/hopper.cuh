@@ -1,0 +1,618 @@
+/* hopper.cuh: Hopper (sm_90a) primitives shared by the wgmma kernels (03_wgmma_tma, 04_wgmma_ws, 06_wgmma_bf16x3).
+ *
+ * Each primitive is a small __device__ __forceinline__ inline-PTX wrapper; the PTX is spelled as in the PTX ISA
+ * (9.7.9.25 cp.async.bulk.tensor, 9.7.13.15 mbarrier, 9.7.15 wgmma). The host side builds TMA descriptors with
+ * cuTensorMapEncodeTiled, fetched at run time through cudaGetDriverEntryPointByVersion (never -lcuda:
+ * <cuda.h> / <cudaTypedefs.h> are included for the types only).
+ *
+ * CONVENTIONS (all three kernels follow them)
+ *  - Both GEMM operands are K-major: A = x (M x K, K contiguous), B = W (N x K, K contiguous), C = A * B^T.
+ *    wgmma tf32 accepts only K-major operands from shared memory, which is exactly what nn.Linear gives us.
+ *  - Shared-memory operand tiles use the 128-byte swizzle (TMA CU_TENSOR_MAP_SWIZZLE_128B on the load side,
+ *    swizzle mode 1 in the wgmma descriptor on the read side). A tile row is exactly 128 bytes of K:
+ *        BK = 64 for bf16 (2-byte elements),  BK = 32 for tf32/fp32 (4-byte elements).
+ *    A tile of R rows occupies R * 128 bytes, row r at byte r * 128 (before the swizzle permutes its 16-byte
+ *    chunks: chunk c of row r lands at chunk c ^ (r % 8)). Eight rows form one 1024-byte swizzle atom, so every
+ *    tile base must be 1024-byte aligned (the descriptor's base-offset field is left 0, which means "the
+ *    pattern starts at a 1024-byte boundary"). Align the dynamic shared memory base to 1024 by hand: the
+ *    runtime only guarantees 16 bytes.
+ *  - One wgmma k-step reads 32 bytes of K per row (k16 bf16 = 16 x 2 B, k8 tf32 = 8 x 4 B), so a 128-byte row
+ *    holds 4 k-steps; step j uses the descriptor of the tile base plus j * 32 bytes (mg_desc_advance). The
+ *    hardware applies the swizzle to the final address, so advancing inside the atom is legal (CUTLASS and
+ *    DeepGEMM do the same).
+ *  - Accumulator fragment of wgmma m64nN (f32 D, PTX ISA "WGMMA .m64nNk16 / .m64nNk8 register fragment layout for
+ *    accumulator matrix D"): thread t of the warpgroup, warp w = t / 32, lane l = t % 32, holds N/2 floats;
+ *    for each n8 block i (0 .. N/8-1):
+ *        d[4i + 0], d[4i + 1]  ->  row 16w + l/4,      columns 8i + 2(l%4) + {0, 1}
+ *        d[4i + 2], d[4i + 3]  ->  row 16w + l/4 + 8,  columns 8i + 2(l%4) + {0, 1}
+ *    (the mma.sync m16n8 C layout, one per warp, repeated along N).
+ *  - TMA coordinates are {column (innermost, elements), row}. Out-of-bounds parts of a box are filled with
+ *    zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) and STILL count in full toward the mbarrier's transaction bytes,
+ *    so expect_tx is always the full box size, even for edge tiles.
+ *  - mbarrier phases: a barrier starts in phase 0; wait(parity) returns once the phase with that parity has
+ *    completed. For a ring of S stages, the u-th use (u = k_iter / S) of a stage waits on parity u & 1.
+ *
+ * Global-memory constraints of TMA (checked by mg_make_tma_2d): base 16-byte aligned, row stride a multiple of
+ * 16 bytes (so K * elem_bytes % 16 == 0, else the launcher pads), box dims 1 .. 256, box row <= 128 bytes with
+ * the 128B swizzle.
+ */
+#ifndef MG_HOPPER_CUH
+#define MG_HOPPER_CUH
+
+#include <cuda.h>          /* CUtensorMap and its enums: types only, nothing is linked */
+#include <cudaTypedefs.h>  /* PFN_cuTensorMapEncodeTiled_v12000 */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "mg_kernel.h"
+
+/* ============================================================================================== */
+/* Shared-memory addresses, fences                                                                  */
+/* ============================================================================================== */
+
+/* The 32-bit shared-window address that PTX .shared::cta operands take. */
+__device__ __forceinline__ uint32_t mg_smem_u32(const void *p) {
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+/* Makes mbarrier.init visible to the other threads of the cluster and to the async proxy (TMA), before any
+ * thread or TMA uses the barrier. Follow it with __syncthreads() (or a cluster barrier when other CTAs will
+ * signal this CTA's barriers, e.g. TMA multicast). */
+__device__ __forceinline__ void mg_fence_mbarrier_init() {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+/* Orders this thread's generic-proxy shared-memory accesses before later async-proxy accesses (TMA, wgmma
+ * operand reads), e.g. after writing smem with ordinary stores that a wgmma will read. */
+__device__ __forceinline__ void mg_fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* ============================================================================================== */
+/* mbarrier (64-bit barrier object in shared memory, 8-byte aligned)                               */
+/* ============================================================================================== */
+
+/* count = number of arrivals (mbarrier.arrive*) that complete a phase, besides the transaction bytes. */
+__device__ __forceinline__ void mg_mbar_init(uint64_t *bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mg_smem_u32(bar)), "r"(count) : "memory");
+}
+
+/* One arrival (release semantics at CTA scope). */
+__device__ __forceinline__ void mg_mbar_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mg_smem_u32(bar)) : "memory");
+}
+
+/* One arrival plus "expect tx_bytes more transaction bytes in this phase": the producer calls it once per
+ * stage, right before issuing the TMA loads that will complete_tx those bytes. */
+__device__ __forceinline__ void mg_mbar_arrive_expect_tx(uint64_t *bar, uint32_t tx_bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mg_smem_u32(bar)),
+                 "r"(tx_bytes)
+                 : "memory");
+}
+
+/* Raises the expected transaction bytes without arriving (e.g. a CTA that receives multicast data it did not
+ * issue, while its arrival is counted elsewhere). */
+__device__ __forceinline__ void mg_mbar_expect_tx(uint64_t *bar, uint32_t tx_bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(mg_smem_u32(bar)),
+                 "r"(tx_bytes)
+                 : "memory");
+}
+
+/* Non-blocking probe: 1 once the phase with this parity has completed (acquire at CTA scope). */
+__device__ __forceinline__ uint32_t mg_mbar_try_wait(uint64_t *bar, uint32_t parity) {
+    uint32_t done;
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(mg_smem_u32(bar)), "r"(parity)
+        : "memory");
+    return done;
+}
+
+/* Blocks until the phase with this parity has completed. try_wait suspends the thread for a
+ * hardware-chosen time before returning false, so this loop does not hammer the barrier. */
+__device__ __forceinline__ void mg_mbar_wait(uint64_t *bar, uint32_t parity) {
+    while (!mg_mbar_try_wait(bar, parity)) {
+    }
+}
+
+/* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates
+ * the address; release at cluster scope). Used to tell the CTA that issued a multicast load that this CTA is
+ * done with the stage. cta_rank may be this CTA. */
+__device__ __forceinline__ void mg_mbar_arrive_cluster(uint64_t *bar, uint32_t cta_rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)),
+        "r"(cta_rank)
+        : "memory");
+}
+
+/* ============================================================================================== */
+/* Clusters                                                                                        */
+/* ============================================================================================== */
+
+__device__ __forceinline__ uint32_t mg_cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ uint32_t mg_cluster_nctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+    return r;
+}
+/* Full cluster barrier: every thread of every CTA in the cluster arrives (release) then waits (acquire).
+ * Use after barrier init when other CTAs will signal this CTA's barriers, and before exit when other CTAs may
+ * still arrive on (or multicast into) this CTA's shared memory. */
+__device__ __forceinline__ void mg_cluster_arrive() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void mg_cluster_wait() {
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void mg_cluster_sync() {
+    mg_cluster_arrive();
+    mg_cluster_wait();
+}
+
+/* ============================================================================================== */
+/* TMA (cp.async.bulk.tensor), issued by ONE thread                                                */
+/* ============================================================================================== */
+
+/* Brings the 128-byte descriptor into the TMA unit's cache (optional; once per CTA before the first load).
+ * tmap is the address of a __grid_constant__ kernel parameter (or of global/const memory). */
+__device__ __forceinline__ void mg_tma_prefetch_desc(const CUtensorMap *tmap) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
+}
+
+/* Loads the box at (col, row) = (c0, c1) of the 2D tensor described by tmap into dst (shared, 1024-aligned for
+ * the 128B swizzle) and signals bar with complete_tx(box bytes). */
+__device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tmap, uint64_t *bar, int32_t c0,
+                                               int32_t c1) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1)
+        : "memory");
+}
+
+/* The multicast variant: the same box lands at the same smem offset in every CTA of the cluster whose bit is
+ * set in cta_mask (bit i = %cluster_ctarank i), and each destination CTA's barrier at bar's offset receives
+ * complete_tx(box bytes). */
+__device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
+                                                         int32_t c0, int32_t c1, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
+}
+
+/* ============================================================================================== */
+/* wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format")                      */
+/* ============================================================================================== */
+/*   bits  0-13  start address >> 4          bits 16-29  leading-dimension byte offset >> 4
+ *   bits 32-45  stride-dimension byte offset >> 4                 bits 49-51  base offset
+ *   bits 62-63  swizzle: 0 none, 1 = 128B, 2 = 64B, 3 = 32B
+ * For a K-major operand with the 128B swizzle: LBO is unused ("assumed 1", we encode 1); SBO = the distance
+ * between consecutive 8-row groups = 8 rows x 128 B = 1024 B; base offset 0 because tiles start on
+ * 1024-byte boundaries. */
+__device__ __forceinline__ uint64_t mg_desc_encode(uint32_t x) { return (uint64_t)((x & 0x3FFFFu) >> 4); }
+
+/* Descriptor of a K-major, 128B-swizzled tile whose first row starts at smem_tile (1024-byte aligned). */
+__device__ __forceinline__ uint64_t mg_make_desc_k128(const void *smem_tile) {
+    uint64_t d = mg_desc_encode(mg_smem_u32(smem_tile));
+    d |= (uint64_t)1 << 16;                    /* LBO: unused for swizzled K-major */
+    d |= mg_desc_encode(1024u) << 32;          /* SBO: 8 rows x 128 bytes */
+    d |= (uint64_t)1 << 62;                    /* 128-byte swizzle */
+    return d;
+}
+
+/* The same for a K-major tile with the 64B swizzle (TMA CU_TENSOR_MAP_SWIZZLE_64B): rows of 64 bytes of K
+ * (BK = 32 bf16), two k-steps per row (mg_desc_advance by 0 / 32). The pattern permutes 16-byte chunks by
+ * address bits 7-8, i.e. repeats every 8 rows = 512 bytes: SBO = 8 rows x 64 B = 512 B, tile base 512-byte
+ * aligned (1024 is fine), LBO unused. (Added for kernel 6, whose stages hold four tiles.) */
+__device__ __forceinline__ uint64_t mg_make_desc_k64(const void *smem_tile) {
+    uint64_t d = mg_desc_encode(mg_smem_u32(smem_tile));
+    d |= (uint64_t)1 << 16;                    /* LBO: unused for swizzled K-major */
+    d |= mg_desc_encode(512u) << 32;           /* SBO: 8 rows x 64 bytes */
+    d |= (uint64_t)2 << 62;                    /* 64-byte swizzle */
+    return d;
+}
+
+/* The descriptor advanced by byte_offset bytes along K (multiple of 16; k-step j of a 128-byte row: j * 32).
+ * The start-address field is the low 14 bits; a tile never crosses the 256 KiB the field can address, so the
+ * addition cannot carry out of it. */
+__device__ __forceinline__ uint64_t mg_desc_advance(uint64_t desc, uint32_t byte_offset) {
+    return desc + (uint64_t)(byte_offset >> 4);
+}
+
+/* ============================================================================================== */
+/* wgmma synchronisation                                                                           */
+/* ============================================================================================== */
+
+/* Before the first wgmma that reads/writes accumulator registers last touched by ordinary instructions
+ * (zero-initialisation, a previous epilogue), and at the start of every k-iteration (cheap). */
+__device__ __forceinline__ void mg_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+/* Closes the group of wgmmas issued since the last commit. */
+__device__ __forceinline__ void mg_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+/* Waits until at most N committed groups are still pending (N = 0: all done; their smem reads and their
+ * accumulator writes are then complete). */
+template <int N>
+__device__ __forceinline__ void mg_wgmma_wait() {
+    static_assert(N >= 0 && N <= 7, "wgmma.wait_group takes 0..7");
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/* Pins accumulator registers: the compiler may not move reads/writes of them across this point (use around
+ * the wgmma issue / wait so that no ordinary instruction touches an accumulator while a wgmma owns it). */
+template <int R>
+__device__ __forceinline__ void mg_fence_acc(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* ============================================================================================== */
+/* Register reallocation between warpgroups (warp-specialised kernels)                             */
+/* ============================================================================================== */
+/* All warps of a warpgroup must execute the same call. R is a multiple of 8 in 24 .. 256. ptxas ignores
+ * setmaxnreg (info C7508 "unable to determine register count at entry") unless the kernel's register budget
+ * is fixed: declare the kernel __launch_bounds__(THREADS, 1) (checked with nvcc 13.0). */
+template <int R>
+__device__ __forceinline__ void mg_setmaxnreg_inc() {
+    static_assert(R >= 24 && R <= 256 && R % 8 == 0, "setmaxnreg: 24..256, multiple of 8");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+template <int R>
+__device__ __forceinline__ void mg_setmaxnreg_dec() {
+    static_assert(R >= 24 && R <= 256 && R % 8 == 0, "setmaxnreg: 24..256, multiple of 8");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+
+/* ============================================================================================== */
+/* wgmma.mma_async, both operands from shared memory, f32 accumulators                              */
+/* ============================================================================================== */
+/* mg_wgmma_bf16<N>: D(64 x N) (+)= A(64 x 16) * B(N x 16)^T, bf16 inputs   (m64nNk16.f32.bf16.bf16)
+ * mg_wgmma_tf32<N>: D(64 x N) (+)= A(64 x 8)  * B(N x 8)^T,  tf32 inputs   (m64nNk8.f32.tf32.tf32)
+ * d: this thread's N/2 accumulators (layout in the header comment). desc_a / desc_b: mg_make_desc_k128 of the
+ * A tile (64 rows) and the B tile (N rows), advanced to the k-step. scale_d = 0 computes D = A*B (ignores d's
+ * old value), 1 accumulates. Both operands K-major (imm-trans 0); tf32 has no transpose form at all.
+ * tf32 reads the fp32 bit patterns in smem and uses their top 19 bits (the low 13 mantissa bits are ignored).
+ * Available N: 64, 128, 192, 256 (add a specialisation here, in the same pattern, for others).
+ * Every thread of the warpgroup must call it (".sync.aligned"), with the same descriptors. */
+template <int N>
+__device__ __forceinline__ void mg_wgmma_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
+template <int N>
+__device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
+
+template <>
+__device__ __forceinline__ void mg_wgmma_bf16<64>(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_bf16<128>(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31,"
+        " %32, %33, %34, %35, %36, %37, %38, %39,"
+        " %40, %41, %42, %43, %44, %45, %46, %47,"
+        " %48, %49, %50, %51, %52, %53, %54, %55,"
+        " %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_bf16<192>(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31,"
+        " %32, %33, %34, %35, %36, %37, %38, %39,"
+        " %40, %41, %42, %43, %44, %45, %46, %47,"
+        " %48, %49, %50, %51, %52, %53, %54, %55,"
+        " %56, %57, %58, %59, %60, %61, %62, %63,"
+        " %64, %65, %66, %67, %68, %69, %70, %71,"
+        " %72, %73, %74, %75, %76, %77, %78, %79,"
+        " %80, %81, %82, %83, %84, %85, %86, %87,"
+        " %88, %89, %90, %91, %92, %93, %94, %95}, "
+        "%96, %97, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_bf16<256>(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31,"
+        " %32, %33, %34, %35, %36, %37, %38, %39,"
+        " %40, %41, %42, %43, %44, %45, %46, %47,"
+        " %48, %49, %50, %51, %52, %53, %54, %55,"
+        " %56, %57, %58, %59, %60, %61, %62, %63,"
+        " %64, %65, %66, %67, %68, %69, %70, %71,"
+        " %72, %73, %74, %75, %76, %77, %78, %79,"
+        " %80, %81, %82, %83, %84, %85, %86, %87,"
+        " %88, %89, %90, %91, %92, %93, %94, %95,"
+        " %96, %97, %98, %99, %100, %101, %102, %103,"
+        " %104, %105, %106, %107, %108, %109, %110, %111,"
+        " %112, %113, %114, %115, %116, %117, %118, %119,"
+        " %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_tf32<64>(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_tf32<128>(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31,"
+        " %32, %33, %34, %35, %36, %37, %38, %39,"
+        " %40, %41, %42, %43, %44, %45, %46, %47,"
+        " %48, %49, %50, %51, %52, %53, %54, %55,"
+        " %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_tf32<192>(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31,"
+        " %32, %33, %34, %35, %36, %37, %38, %39,"
+        " %40, %41, %42, %43, %44, %45, %46, %47,"
+        " %48, %49, %50, %51, %52, %53, %54, %55,"
+        " %56, %57, %58, %59, %60, %61, %62, %63,"
+        " %64, %65, %66, %67, %68, %69, %70, %71,"
+        " %72, %73, %74, %75, %76, %77, %78, %79,"
+        " %80, %81, %82, %83, %84, %85, %86, %87,"
+        " %88, %89, %90, %91, %92, %93, %94, %95}, "
+        "%96, %97, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void mg_wgmma_tf32<256>(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7,"
+        " %8, %9, %10, %11, %12, %13, %14, %15,"
+        " %16, %17, %18, %19, %20, %21, %22, %23,"
+        " %24, %25, %26, %27, %28, %29, %30, %31,"
+        " %32, %33, %34, %35, %36, %37, %38, %39,"
+        " %40, %41, %42, %43, %44, %45, %46, %47,"
+        " %48, %49, %50, %51, %52, %53, %54, %55,"
+        " %56, %57, %58, %59, %60, %61, %62, %63,"
+        " %64, %65, %66, %67, %68, %69, %70, %71,"
+        " %72, %73, %74, %75, %76, %77, %78, %79,"
+        " %80, %81, %82, %83, %84, %85, %86, %87,"
+        " %88, %89, %90, %91, %92, %93, %94, %95,"
+        " %96, %97, %98, %99, %100, %101, %102, %103,"
+        " %104, %105, %106, %107, %108, %109, %110, %111,"
+        " %112, %113, %114, %115, %116, %117, %118, %119,"
+        " %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* ============================================================================================== */
+/* Host: TMA descriptors                                                                           */
+/* ============================================================================================== */
+
+/* Bytes per element of a TMA data type (0 for the ones this project does not use). */
+static inline size_t mg_tma_elem_bytes(CUtensorMapDataType t) {
+    switch (t) {
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    default: return 0;
+    }
+}
+
+/* cuTensorMapEncodeTiled from the driver, looked up once (thread-safe static initialisation). NULL with
+ * *why set if the driver does not provide it. */
+static inline PFN_cuTensorMapEncodeTiled_v12000 mg_tma_encode_fn(const char **why) {
+    struct lookup {
+        PFN_cuTensorMapEncodeTiled_v12000 fn;
+        const char *why;
+        lookup() : fn(nullptr), why(nullptr) {
+            void *p = nullptr;
+            cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+            cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+            if (e != cudaSuccess) {
+                why = cudaGetErrorString(e);
+                (void)cudaGetLastError(); /* do not leave a sticky-looking error for the next MG_LAUNCH_CHECK */
+            } else if (q != cudaDriverEntryPointSuccess || !p) {
+                why = "the driver has no cuTensorMapEncodeTiled (needs a CUDA 12.0+ driver)";
+            } else {
+                fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+            }
+        }
+    };
+    static const lookup l;
+    if (why) *why = l.why;
+    return l.fn;
+}
+
+/* Encodes a 2D row-major tensor for TMA loads: rows x cols elements of dtype at base (device memory),
+ * consecutive rows row_stride_bytes apart; each load brings a box_rows x box_cols box (box_cols along the
+ * contiguous dimension). Out-of-bounds elements of a box read as zero. L2 promotion 256 B.
+ * Returns MG_OK, or MG_ERR_UNSUPPORTED / MG_ERR_CUDA with a message naming the violated constraint. */
+static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t rows,
+                                       uint64_t cols, uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
+                                       CUtensorMapSwizzle swizzle) {
+    if (!map || !base) return mg_set_error(MG_ERR_INVALID_ARG, "mg_make_tma_2d: NULL descriptor or base pointer");
+    const size_t eb = mg_tma_elem_bytes(dtype);
+    if (eb == 0) return mg_set_error(MG_ERR_UNSUPPORTED, "mg_make_tma_2d: unsupported data type %d", (int)dtype);
+    if ((uintptr_t)base % 16 != 0)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "TMA needs a 16-byte aligned base address (got %p)", base);
+    if (rows < 1 || cols < 1 || rows > (1ull << 32) || cols > (1ull << 32))
+        return mg_set_error(MG_ERR_UNSUPPORTED, "TMA tensor dims must be in 1 .. 2^32 (got %llu x %llu)",
+                            (unsigned long long)rows, (unsigned long long)cols);
+    if (row_stride_bytes % 16 != 0 || row_stride_bytes >= (1ull << 40) || row_stride_bytes < cols * eb)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "TMA row stride must be a multiple of 16 bytes, >= cols * %zu and < 2^40 (got %llu bytes "
+                            "for %llu columns)",
+                            eb, (unsigned long long)row_stride_bytes, (unsigned long long)cols);
+    if (box_rows < 1 || box_rows > 256 || box_cols < 1 || box_cols > 256 || (box_cols * eb) % 16 != 0)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "TMA box must be 1..256 x 1..256 with a row of a multiple of 16 bytes (got %u x %u of "
+                            "%zu-byte elements)",
+                            box_rows, box_cols, eb);
+    const size_t span = swizzle == CU_TENSOR_MAP_SWIZZLE_128B  ? 128
+                        : swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64
+                        : swizzle == CU_TENSOR_MAP_SWIZZLE_32B ? 32
+                                                               : 0;
+    if (span && box_cols * eb > span)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "TMA box row of %zu bytes exceeds the %zu-byte swizzle span",
+                            box_cols * eb, span);
+    const char *why = nullptr;
+    PFN_cuTensorMapEncodeTiled_v12000 encode = mg_tma_encode_fn(&why);
+    if (!encode) return mg_set_error(MG_ERR_CUDA, "cannot get cuTensorMapEncodeTiled: %s", why ? why : "unknown");
+
+    const cuuint64_t gdim[2] = {cols, rows};
+    const cuuint64_t gstride[1] = {row_stride_bytes}; /* dims 1..rank-1, in bytes */
+    const cuuint32_t box[2] = {box_cols, box_rows};
+    const cuuint32_t estride[2] = {1, 1};
+    CUresult r = encode(map, dtype, 2, const_cast<void *>(base), gdim, gstride, box, estride,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return mg_set_error(MG_ERR_CUDA,
+                            "cuTensorMapEncodeTiled failed (CUresult %d) for %llu x %llu, stride %llu B, box %u x %u",
+                            (int)r, (unsigned long long)rows, (unsigned long long)cols,
+                            (unsigned long long)row_stride_bytes, box_rows, box_cols);
+    return MG_OK;
+}
+
+#endif /* MG_HOPPER_CUH */

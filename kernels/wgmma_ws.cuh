@@ -1,0 +1,438 @@
+/* wgmma_ws.cuh: the warp-specialized, persistent wgmma GEMM + fused bias/max epilogue, as ONE template that
+ * kernel 4 (kernels/04_wgmma_ws.cu: tf32, bf16) and kernel 6 (kernels/06_wgmma_bf16x3.cu: fp32 via bf16x3)
+ * instantiate. Design notes and measurements: notes/04_wgmma_ws.md, notes/05_06_split.md.
+ *
+ * ROLES (384 threads = 3 warpgroups for CONSUMERS = 2; __launch_bounds__(THREADS, 1) so setmaxnreg applies)
+ *   warpgroup 0  producer: setmaxnreg.dec to 40 registers; ONE thread issues every TMA load; the other 127 exit.
+ *   warpgroup 1+c consumer c (c < CONSUMERS): setmaxnreg.inc to 232; owns rows [64c, 64c + 64) of the BM x BN
+ *                tile: one m64nBNk wgmma per k-step into BN/2 fp32 accumulators per thread (128 at BN = 256).
+ * PIPELINE: a ring of STAGES shared-memory stages, each holding the A (x) tile BM x BK and the B (W) tile
+ *   BN x BK (kernel 6: A_hi, A_lo, B_hi, B_lo), K-major, swizzled (128B when BK * elem = 128, 64B when 64).
+ *   full[s]  count 1:  the producer's arrive.expect_tx(stage bytes) + the TMA transaction bytes complete it.
+ *   empty[s] count 4 * CONSUMERS: lane 0 of every consumer WARP arrives once its wgmmas reading s completed
+ *            (per-warp arrivals are correct whatever a warp's wgmma.wait_group covers; CUTLASS does the same).
+ *   Every role walks the same global k-iteration counter `it` (continuing across tiles): stage s = it % STAGES,
+ *   use u = it / STAGES; consumers wait full[s] for parity u & 1; the producer skips the wait on the first use
+ *   of a stage and otherwise waits empty[s] for parity (u - 1) & 1 (the release of the previous use).
+ *   Consumers keep ONE wgmma group in flight (wait_group 1) and release the previous stage, so the tensor core
+ *   never drains between k-iterations; the tile's last stage is released after wait_group 0.
+ * PERSISTENT GRID: min(num_sms, tiles) CTAs; CTA b takes tiles b, b + grid, ... in a grouped order: tiles come
+ *   in groups of kGroupM M-tiles; inside a group the M index runs fastest, then N. At the headline (8 M-tiles,
+ *   32 N-tiles) that is all 8 M-tiles of one W panel next to each other, so a 256-row W panel (the big operand:
+ *   128 MiB bf16 / 256 MiB fp32, larger than the 50 MB L2) is fetched from DRAM about once and reused by 8
+ *   CTAs that stream it at the same time, while all of x (16-32 MiB) stays hot in L2. Large M: groups of 16
+ *   M-tiles bound the x working set.
+ *   The producer runs ahead into the next tile as soon as stages free up, so tile t's epilogue overlaps tile
+ *   t+1's loads.
+ * EPILOGUE (per consumer, registers + shuffles; y is never written): y = acc + b[col] in fp32; rows >= M and
+ *   columns >= N are masked out (never compete), NaN propagates (mg_nanmaxf).
+ *   max_dim 1: thread max over its 2 rows x BN/4 columns, __shfl_xor 1, 2 over the quad ->
+ *              partial[tile_n * M + row]   (partial rows = column tiles: cdiv(N, BN))
+ *   max_dim 0: per column, max over the thread's 2 rows, a transpose-reduce butterfly over lane bits 4, 3, 2
+ *              (16 rows of the warp; 56 shuffles per thread), then across the consumer's 4 warps through smem (named barrier of the consumer's 128 threads) ->
+ *              partial[slab * N + col], slab = the consumer's 64-row block index = row / 64
+ *              (partial rows = cdiv(M, 64)). Consumers never wait for each other.
+ * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
+ *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
+ *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
+ */
+#ifndef MG_WGMMA_WS_CUH
+#define MG_WGMMA_WS_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hopper.cuh"
+#include "mg_kernel.h"
+#include "mg_tiles.h"
+
+namespace mgws {
+
+enum class Scheme : int {
+    kTF32 = 0,   /* fp32 operands, tf32 wgmma (m64nNk8), float bias */
+    kBF16 = 1,   /* bf16 operands, bf16 wgmma (m64nNk16), bf16 bias */
+    kBF16x3 = 2, /* fp32 mode: bf16 hi/lo operands, 3 bf16 wgmma per k-step, float bias */
+};
+
+template <Scheme S> struct SchemeT;
+template <> struct SchemeT<Scheme::kTF32> {
+    static constexpr int kElem = 4, kParts = 1;
+    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    using Bias = float;
+};
+template <> struct SchemeT<Scheme::kBF16> {
+    static constexpr int kElem = 2, kParts = 1;
+    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    using Bias = __nv_bfloat16;
+};
+template <> struct SchemeT<Scheme::kBF16x3> {
+    static constexpr int kElem = 2, kParts = 2; /* part 0 = hi, part 1 = lo */
+    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    using Bias = float;
+};
+
+constexpr int kGroupM = 16;          /* M-tiles per scheduler group (see the header) */
+constexpr int kProducerRegs = 40;    /* the producer only needs addresses and loop counters */
+
+template <Scheme S_, int BM_, int BN_, int BK_, int STAGES_, int CONSUMERS_, int CLUSTER_>
+struct Cfg {
+    static constexpr Scheme S = S_;
+    using T = SchemeT<S_>;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+    static constexpr int CLUSTER = CLUSTER_;
+    static constexpr int PARTS = T::kParts;
+    static constexpr int THREADS = 128 * (CONSUMERS + 1);
+    static constexpr int ROW_BYTES = BK * T::kElem;           /* one smem row = BK elements of K */
+    static constexpr int KSTEPS = ROW_BYTES / 32;             /* a wgmma k-step reads 32 bytes of K */
+    static constexpr int A_BYTES = BM * ROW_BYTES;            /* one A tile (per part) */
+    static constexpr int B_BYTES = BN * ROW_BYTES;            /* one B tile (per part) */
+    static constexpr int STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
+    static constexpr int RED_BYTES = CONSUMERS * 4 * BN * 4;  /* max_dim 0 cross-warp scratch */
+    static constexpr int BAR_BYTES = 2 * STAGES * 8;
+    static constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + RED_BYTES + BAR_BYTES;
+    static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;  /* 128*40 + 256*232 = 64512 <= 65536 */
+    static constexpr int SLAB = 64;                           /* rows per consumer */
+    static constexpr CUtensorMapSwizzle SWIZZLE =
+        ROW_BYTES == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+
+    static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
+    static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns exactly 64 rows (one m64 wgmma)");
+    static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "wgmma N: 64, 128, 192 or 256 (hopper.cuh wrappers)");
+    static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "a smem row is 128 B (128B swizzle) or 64 B (64B swizzle)");
+    static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles must keep 1024-byte alignment");
+    static_assert(STAGES >= 2 && STAGES <= 8, "2..8 stages");
+    static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90)");
+    static_assert(CLUSTER == 1, "clusters / TMA multicast are not implemented: set cluster 1 in the .cfg");
+};
+
+/* Kernel parameters (passed __grid_constant__: TMA needs the descriptors' param-space address). */
+struct Params {
+    CUtensorMap a[2]; /* x (parts: hi, lo) */
+    CUtensorMap b[2]; /* W (parts: hi, lo) */
+    const void *bias;
+    float *partial;
+    int m, n, k, max_dim;
+};
+
+/* Grouped tile order: groups of kGroupM M-tiles; M fastest inside a group, then N. */
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int &tm, int &tn) {
+    const int per_group = kGroupM * tiles_n;
+    const int group = tile / per_group;
+    const int first_m = group * kGroupM;
+    const int gsize = min(kGroupM, tiles_m - first_m);
+    const int local = tile - group * per_group;
+    tm = first_m + local % gsize;
+    tn = local / gsize;
+}
+
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+template <int ROW_BYTES>
+__device__ __forceinline__ uint64_t make_desc(const void *tile) {
+    if constexpr (ROW_BYTES == 128) return mg_make_desc_k128(tile);
+    else return mg_make_desc_k64(tile);
+}
+
+template <class C>
+__device__ __forceinline__ void mma_step(float (&acc)[C::BN / 2], uint64_t da_hi, uint64_t da_lo, uint64_t db_hi,
+                                         uint64_t db_lo) {
+    if constexpr (C::S == Scheme::kTF32) {
+        (void)da_lo; (void)db_lo;
+        mg_wgmma_tf32<C::BN>(acc, da_hi, db_hi, 1);
+    } else if constexpr (C::S == Scheme::kBF16) {
+        (void)da_lo; (void)db_lo;
+        mg_wgmma_bf16<C::BN>(acc, da_hi, db_hi, 1);
+    } else {
+        /* Small terms first (they are ~2^-8 of the main term); all three accumulate into one fp32 D. */
+        mg_wgmma_bf16<C::BN>(acc, da_lo, db_hi, 1);
+        mg_wgmma_bf16<C::BN>(acc, da_hi, db_lo, 1);
+        mg_wgmma_bf16<C::BN>(acc, da_hi, db_hi, 1);
+    }
+}
+
+template <class B> __device__ __forceinline__ float bias_at(const B *b, int j);
+template <> __device__ __forceinline__ float bias_at<float>(const float *b, int j) { return __ldg(b + j); }
+template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_bfloat16 *b, int j) {
+    return __bfloat162float(b[j]);
+}
+
+template <class C>
+__global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant__ Params p) {
+    using Bias = typename C::T::Bias;
+    extern __shared__ uint8_t smem_raw[];
+    /* The 128B swizzle pattern repeats every 1024 bytes and the descriptors assume tile bases on that grid. */
+    uint8_t *smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    float *red = reinterpret_cast<float *>(smem + C::STAGES * C::STAGE_BYTES);
+    uint64_t *full = reinterpret_cast<uint64_t *>(smem + C::STAGES * C::STAGE_BYTES + C::RED_BYTES);
+    uint64_t *empty = full + C::STAGES;
+
+    const int wg = threadIdx.x / 128;
+    const int tid = threadIdx.x % 128;
+    const int M = p.m, N = p.n;
+    const int tiles_m = (M + C::BM - 1) / C::BM, tiles_n = (N + C::BN - 1) / C::BN;
+    const int num_tiles = tiles_m * tiles_n;
+    const int num_k = (p.k + C::BK - 1) / C::BK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < C::STAGES; s++) {
+            mg_mbar_init(&full[s], 1);
+            mg_mbar_init(&empty[s], 4 * C::CONSUMERS);
+        }
+        mg_fence_mbarrier_init();
+    }
+    __syncthreads(); /* the only CTA-wide barrier: roles never synchronise with each other after this */
+
+    if (wg == 0) {
+        /* ---------------- producer ---------------- */
+        mg_setmaxnreg_dec<kProducerRegs>();
+        if (tid == 0) {
+            if (num_k > 0) {
+#pragma unroll
+                for (int q = 0; q < C::PARTS; q++) {
+                    mg_tma_prefetch_desc(&p.a[q]);
+                    mg_tma_prefetch_desc(&p.b[q]);
+                }
+            }
+            int it = 0;
+            for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+                int tm, tn;
+                tile_coords(tile, tiles_m, tiles_n, tm, tn);
+                const int row_a = tm * C::BM, row_b = tn * C::BN;
+                for (int kb = 0; kb < num_k; kb++, it++) {
+                    const int s = it % C::STAGES;
+                    const int u = it / C::STAGES;
+                    if (u > 0) mg_mbar_wait(&empty[s], (u - 1) & 1); /* consumers released the previous use */
+                    uint8_t *st = smem + s * C::STAGE_BYTES;
+                    mg_mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES); /* full boxes count, even OOB ones */
+#pragma unroll
+                    for (int q = 0; q < C::PARTS; q++) {
+                        mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kb * C::BK, row_a);
+                        mg_tma_load_2d(st + C::PARTS * C::A_BYTES + q * C::B_BYTES, &p.b[q], &full[s], kb * C::BK,
+                                       row_b);
+                    }
+                }
+            }
+        }
+        return; /* the CTA stays alive while the consumers run; every issued load is consumed by them */
+    }
+
+    /* ---------------- consumers ---------------- */
+    mg_setmaxnreg_inc<C::CONSUMER_REGS>();
+    const int c = wg - 1;                /* consumer index: rows [64c, 64c + 64) of the tile */
+    const int warp = tid / 32, lane = tid % 32;
+    const Bias *bias = static_cast<const Bias *>(p.bias);
+    float acc[C::BN / 2];
+    int it = 0;
+
+    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        int tm, tn;
+        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+
+#pragma unroll
+        for (int i = 0; i < C::BN / 2; i++) acc[i] = 0.f;
+        mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence below */
+
+        for (int kb = 0; kb < num_k; kb++, it++) {
+            const int s = it % C::STAGES;
+            mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
+            const uint8_t *st = smem + s * C::STAGE_BYTES;
+            const uint8_t *a0 = st + c * C::SLAB * C::ROW_BYTES;  /* this consumer's 64 rows of A */
+            const uint64_t da_hi = make_desc<C::ROW_BYTES>(a0);
+            const uint64_t da_lo = make_desc<C::ROW_BYTES>(a0 + (C::PARTS - 1) * C::A_BYTES);
+            const uint8_t *b0 = st + C::PARTS * C::A_BYTES;
+            const uint64_t db_hi = make_desc<C::ROW_BYTES>(b0);
+            const uint64_t db_lo = make_desc<C::ROW_BYTES>(b0 + (C::PARTS - 1) * C::B_BYTES);
+            mg_wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < C::KSTEPS; ks++) {
+                const uint32_t off = ks * 32;
+                mma_step<C>(acc, mg_desc_advance(da_hi, off), mg_desc_advance(da_lo, off),
+                            mg_desc_advance(db_hi, off), mg_desc_advance(db_lo, off));
+            }
+            mg_wgmma_commit();
+            if (kb > 0) {
+                /* At most this k-iteration's group is pending: the previous stage has been read. */
+                mg_wgmma_wait<1>();
+                if (lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+            }
+        }
+        mg_wgmma_wait<0>();
+        mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
+        if (num_k > 0 && lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+
+        /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
+        const int n0 = tn * C::BN;
+        const int r0 = tm * C::BM + c * C::SLAB + warp * 16 + lane / 4; /* this thread's rows: r0, r0 + 8 */
+        const bool ok0 = r0 < M, ok1 = r0 + 8 < M;
+        if (p.max_dim == 1) {
+            float m0 = -INFINITY, m1 = -INFINITY;
+#pragma unroll
+            for (int i = 0; i < C::BN / 8; i++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int col = n0 + 8 * i + 2 * (lane % 4) + e;
+                    if (col < N) {
+                        const float bv = bias_at<Bias>(bias, col);
+                        m0 = mg_nanmaxf(m0, acc[4 * i + e] + bv);
+                        m1 = mg_nanmaxf(m1, acc[4 * i + 2 + e] + bv);
+                    }
+                }
+            }
+            m0 = mg_nanmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+            m1 = mg_nanmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+            m0 = mg_nanmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+            m1 = mg_nanmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+            if (lane % 4 == 0) {
+                if (ok0) p.partial[(size_t)tn * M + r0] = m0;
+                if (ok1) p.partial[(size_t)tn * M + r0 + 8] = m1;
+            }
+        } else {
+            /* v[j], j = 2i + e: this thread's max over its rows r0, r0 + 8 of column 8i + 2(lane%4) + e. */
+            constexpr int NV = C::BN / 4;
+            float v[NV];
+#pragma unroll
+            for (int i = 0; i < C::BN / 8; i++) {
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int col = n0 + 8 * i + 2 * (lane % 4) + e;
+                    const float bv = col < N ? bias_at<Bias>(bias, col) : 0.f;
+                    float t = -INFINITY;
+                    if (ok0) t = acc[4 * i + e] + bv;
+                    if (ok1) t = mg_nanmaxf(t, acc[4 * i + 2 + e] + bv);
+                    v[2 * i + e] = t;
+                }
+            }
+            /* Transpose-reduce over the 8 lanes that share lane%4 (lane bits 4, 3, 2): at each step a lane keeps
+             * half of its columns and sends the other half to its partner, so 32 + 16 + 8 = 56 shuffles (not
+             * 3 x 64) leave each lane with the 16-row max of NV/8 distinct columns. No branches, all lanes. */
+            const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
+#pragma unroll
+            for (int j = 0; j < NV / 2; j++) {
+                const float keep = b16 ? v[NV / 2 + j] : v[j], send = b16 ? v[j] : v[NV / 2 + j];
+                v[j] = mg_nanmaxf(keep, __shfl_xor_sync(0xffffffffu, send, 16));
+            }
+#pragma unroll
+            for (int j = 0; j < NV / 4; j++) {
+                const float keep = b8 ? v[NV / 4 + j] : v[j], send = b8 ? v[j] : v[NV / 4 + j];
+                v[j] = mg_nanmaxf(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+            }
+#pragma unroll
+            for (int j = 0; j < NV / 8; j++) {
+                const float keep = b4 ? v[NV / 8 + j] : v[j], send = b4 ? v[j] : v[NV / 8 + j];
+                v[j] = mg_nanmaxf(keep, __shfl_xor_sync(0xffffffffu, send, 4));
+            }
+            /* v[t] now holds original index j = base + t. */
+            const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
+            float *my_red = red + (c * 4 + warp) * C::BN;
+#pragma unroll
+            for (int t = 0; t < NV / 8; t++) {
+                const int j = base + t;
+                my_red[8 * (j >> 1) + 2 * (lane % 4) + (j & 1)] = v[t];
+            }
+            named_bar_sync(1 + c, 128); /* this consumer's 4 warps wrote their column maxima */
+            const int slab = tm * C::CONSUMERS + c; /* = first row / 64 */
+            if (slab * C::SLAB < M) {
+                const float *cred = red + c * 4 * C::BN;
+                for (int lc = tid; lc < C::BN; lc += 128) {
+                    float v = cred[lc];
+                    v = mg_nanmaxf(v, cred[C::BN + lc]);
+                    v = mg_nanmaxf(v, cred[2 * C::BN + lc]);
+                    v = mg_nanmaxf(v, cred[3 * C::BN + lc]);
+                    if (n0 + lc < N) p.partial[(size_t)slab * N + n0 + lc] = v;
+                }
+            }
+            named_bar_sync(1 + c, 128); /* red is reused by the next tile */
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Host side                                                                                                  */
+/* ---------------------------------------------------------------------------------------------------------- */
+
+template <class C> int partial_rows(const mg_problem *p) {
+    return p->max_dim == 1 ? mg_cdiv(p->n, C::BN) : mg_cdiv(p->m, C::SLAB);
+}
+
+/* K padded so that a row of K elements is a multiple of 16 bytes (TMA's global stride rule). */
+template <class C> int64_t padded_k(int64_t k) {
+    const int64_t q = 16 / C::T::kElem;
+    return (k + q - 1) / q * q;
+}
+
+/* Launches the kernel. The descriptors in prm must already describe x (a) and W (b); bias, partial, shape are
+ * filled here. Sets a->ntiles. */
+template <class C> mg_status run(mg_launch_args *a, Params &prm) {
+    const mg_problem *p = &a->p;
+    prm.bias = a->b;
+    prm.partial = a->partial;
+    prm.m = p->m;
+    prm.n = p->n;
+    prm.k = p->k;
+    prm.max_dim = p->max_dim;
+    a->ntiles = partial_rows<C>(p);
+    const long long tiles = (long long)mg_cdiv(p->m, C::BM) * mg_cdiv(p->n, C::BN);
+    if (tiles == 0) return MG_OK;
+    if (tiles > INT32_MAX) return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: too many tiles (%lld)", tiles);
+    const int sms = a->num_sms > 0 ? a->num_sms : 1;
+    const int grid = (int)(tiles < sms ? tiles : sms);
+    auto kern = ws_kernel<C>;
+    /* Idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on). */
+    MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
+    kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
+
+/* TMA descriptor of an operand: rows x k elements, row stride ld elements, box (box_rows x BK). */
+template <class C>
+mg_status make_map(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, int box_rows) {
+    return mg_make_tma_2d(map, base, C::T::kDtype, (uint64_t)rows, (uint64_t)k, (uint64_t)ld * C::T::kElem,
+                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE);
+}
+
+/* Host-side state kept in mg_prepared::host: the W descriptors (64-byte aligned, as CUtensorMap requires). */
+struct PreparedHost {
+    CUtensorMap b[2];
+};
+
+inline mg_status alloc_host(mg_prepared *out) {
+    void *h = aligned_alloc(64, sizeof(PreparedHost)); /* sizeof is a multiple of 64 (alignas of CUtensorMap) */
+    if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_ws: host allocation failed");
+    memset(h, 0, sizeof(PreparedHost));
+    out->host = h;
+    return MG_OK;
+}
+
+inline void release_prepared(mg_prepared *prep) {
+    for (int i = 0; i < 4; i++) {
+        if (prep->buf[i]) cudaFree(prep->buf[i]); /* release cannot report; a failed free leaks at worst */
+        prep->buf[i] = NULL;
+        prep->bytes[i] = 0;
+    }
+    free(prep->host);
+    prep->host = NULL;
+}
+
+inline mg_status dev_alloc(mg_prepared *out, int slot, size_t bytes, const char *what) {
+    cudaError_t e = cudaMalloc(&out->buf[slot], bytes);
+    if (e != cudaSuccess) {
+        out->buf[slot] = NULL;
+        return mg_set_error(e == cudaErrorMemoryAllocation ? MG_ERR_OUT_OF_MEMORY : MG_ERR_CUDA,
+                            "cudaMalloc of %zu bytes for %s: %s", bytes, what, cudaGetErrorString(e));
+    }
+    out->bytes[slot] = bytes;
+    return MG_OK;
+}
+
+inline size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
+
+}  // namespace mgws
+
+#endif /* MG_WGMMA_WS_CUH */

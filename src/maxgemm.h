@@ -1,0 +1,95 @@
+/* maxgemm.h: the one public header of libmaxgemm.
+ *
+ * maxgemm computes the PyTorch model  out = gelu(max(x @ W^T + b, dim=max_dim) - mean)
+ * (see SEMANTICS.md in the shared folder) on NVIDIA GPUs, without ever writing the M x N product.
+ *
+ * Layout conventions (everywhere in the project):
+ *   x   : M x K, row-major (K contiguous)            -- the activations
+ *   W   : N x K, row-major (K contiguous)            -- nn.Linear's weight; both operands are K-major
+ *   b   : N
+ *   out : max_dim 1 (or -1): M values (M x 1);  max_dim 0 (or -2): N values (1 x N)
+ * Element type: float for MG_PREC_FP32 and MG_PREC_TF32, bf16 (__nv_bfloat16 / uint16_t bits)
+ * for MG_PREC_BF16. All pointers are device pointers; every call is asynchronous on the caller's stream
+ * unless it says otherwise.
+ */
+#ifndef MAXGEMM_H
+#define MAXGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mg_status {
+    MG_OK = 0,
+    MG_ERR_INVALID_ARG,     /* a NULL pointer or a malformed descriptor */
+    MG_ERR_SHAPE,           /* M, N or K out of range, or an empty reduction (M=0 with max_dim 0, N=0 with max_dim 1) */
+    MG_ERR_MAX_DIM,         /* max_dim outside {-2, -1, 0, 1} */
+    MG_ERR_PRECISION,       /* unknown precision mode */
+    MG_ERR_KERNEL,          /* unknown kernel number or name */
+    MG_ERR_UNSUPPORTED,     /* the kernel does not support this precision, GPU or shape */
+    MG_ERR_NO_DEVICE,       /* no CUDA device is present */
+    MG_ERR_OUT_OF_MEMORY,   /* a device allocation failed (or the problem exceeds device memory) */
+    MG_ERR_NO_WEIGHTS,      /* mg_forward before mg_set_weights */
+    MG_ERR_CUDA,            /* a CUDA runtime call or a kernel launch failed */
+    MG_ERR_CUBLAS,          /* a cuBLAS call failed */
+    MG_STATUS_COUNT
+} mg_status;
+
+typedef enum mg_precision {
+    MG_PREC_FP32 = 0,       /* fp32 in, fp32 out, accuracy bar atol = rtol = 1e-4 against fp64 */
+    MG_PREC_TF32 = 1,       /* fp32 in, tf32 tensor cores allowed, bar 2e-3 */
+    MG_PREC_BF16 = 2,       /* bf16 in, bf16 out, fp32 accumulation, bar 1e-2 */
+    MG_PREC_COUNT
+} mg_precision;
+
+#define MG_KERNEL_AUTO (-1)
+
+typedef struct mg_plan_desc {
+    int64_t m, n, k;        /* batch, out_features, in_features */
+    int max_dim;            /* -2, -1, 0 or 1 (normalised internally to 0 or 1) */
+    mg_precision precision;
+    int kernel;             /* a registry number, or MG_KERNEL_AUTO */
+    int shortcut;           /* max_dim 1 only: 1 = use the exact certificate short-circuit (default), 0 = full compute */
+} mg_plan_desc;
+
+/* A descriptor with the model's defaults: M=1024, N=8192, K=8192, max_dim 1, fp32, auto kernel, shortcut on. */
+mg_plan_desc mg_plan_desc_default(void);
+
+typedef struct mg_plan mg_plan;
+
+/* Validates desc, picks the kernel (auto: the fastest registered kernel that meets the precision's bar on
+ * this GPU), allocates the workspace on the current device. */
+mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
+/* Weight-side preparation happens here and only here (splits, padding, the short-circuit's statistics).
+ * W (N x K) and b (N) must stay valid and unchanged until the next mg_set_weights or mg_plan_destroy. */
+mg_status mg_set_weights(mg_plan *plan, const void *W, const void *b, void *stream /* cudaStream_t */);
+/* x: M x K, out: M or N elements; both device pointers of the plan's element type. */
+mg_status mg_forward(mg_plan *plan, const void *x, void *out, void *stream /* cudaStream_t */);
+/* The same for a batch of m rows, 1 <= m <= the plan's M (a plan's M is its capacity): one plan serves every
+ * batch size up to it. m outside that range is MG_ERR_SHAPE. */
+mg_status mg_forward_rows(mg_plan *plan, int64_t m, const void *x, void *out, void *stream);
+void mg_plan_destroy(mg_plan *plan);
+
+/* The kernel the plan runs (its registry number), and its name. */
+int mg_plan_kernel(const mg_plan *plan);
+const char *mg_plan_kernel_name(const mg_plan *plan);
+/* Turn the short-circuit on or off after creation (it only ever applies to max_dim 1). */
+mg_status mg_plan_set_shortcut(mg_plan *plan, int on);
+
+const char *mg_strerror(mg_status s);
+/* A longer message about the last failure in this thread (which argument, which CUDA error), or "". */
+const char *mg_last_error(void);
+
+const char *mg_precision_name(mg_precision p);
+/* Parses "fp32", "tf32" or "bf16"; returns MG_ERR_PRECISION otherwise. */
+mg_status mg_precision_parse(const char *s, mg_precision *out);
+/* Accuracy bar of a precision mode: atol = rtol. */
+double mg_precision_tolerance(mg_precision p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MAXGEMM_H */

@@ -1,0 +1,90 @@
+/* registry.c: THE table of kernel variants. The library, the CLI, the tests, the benchmark and the plots
+ * read this table and nothing else. Each kernel's code lives in kernels/NN_<name>.cu and exports one
+ * mg_kernel_ops named mg_ops_<name>. The references are strong on purpose: a weak one would not pull the kernel's
+ * object out of libmaxgemm.a, and a program linking the static library would silently see no kernels. */
+#include "mg_kernel.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define P_FP32 (1u << MG_PREC_FP32)
+#define P_TF32 (1u << MG_PREC_TF32)
+#define P_BF16 (1u << MG_PREC_BF16)
+
+#define DECLARE_OPS(sym) extern const mg_kernel_ops sym;
+DECLARE_OPS(mg_ops_cublas)
+DECLARE_OPS(mg_ops_naive)
+DECLARE_OPS(mg_ops_mma_sync)
+DECLARE_OPS(mg_ops_wgmma_tma)
+DECLARE_OPS(mg_ops_wgmma_ws)
+DECLARE_OPS(mg_ops_cublas_bf16x3)
+DECLARE_OPS(mg_ops_wgmma_bf16x3)
+
+static const mg_kernel table[] = {
+    /* id name            technique                                                                 precisions               sm  tile config     rank base ops */
+    {0, "cublas",        "cuBLAS GEMM (SGEMM / FAST_TF32 / GemmEx bf16) to y, then bias+max and finalize kernels",
+                                                                                                     P_FP32 | P_TF32 | P_BF16, 80, "-",            1, 1, &mg_ops_cublas},
+    {1, "naive",         "SIMT fp32 FMA, one thread per output, fused bias + NaN-propagating max epilogue",
+                                                                                                     P_FP32 | P_TF32 | P_BF16, 70, "-",            0, 0, &mg_ops_naive},
+    {2, "mma_sync",      "mma.sync tensor cores (m16n8k8 tf32, m16n8k16 bf16), ldmatrix, cp.async multi-stage pipeline, fused epilogue",
+                                                                                                     P_TF32 | P_BF16,          80, "mma_sync",     2, 0, &mg_ops_mma_sync},
+    {3, "wgmma_tma",     "wgmma from TMA-loaded swizzled smem, mbarrier multi-stage ring, fused epilogue",
+                                                                                                     P_TF32 | P_BF16,          90, "wgmma_tma",    3, 0, &mg_ops_wgmma_tma},
+    {4, "wgmma_ws",      "warp-specialized wgmma: TMA producer + 2 consumer warpgroups (setmaxnreg), persistent grid, clusters with TMA multicast",
+                                                                                                     P_TF32 | P_BF16,          90, "wgmma_ws",     4, 0, &mg_ops_wgmma_ws},
+    {5, "cublas_bf16x3", "cuBLAS split precision: x, W split to bf16 hi/lo, hi*hi + hi*lo + lo*hi in three GemmEx calls, then bias+max and finalize",
+                                                                                                     P_FP32,                   80, "-",            2, 1, &mg_ops_cublas_bf16x3},
+    {6, "wgmma_bf16x3",  "fused split precision on kernel 4's design: three bf16 wgmma products per k-step from one load of the hi/lo tiles",
+                                                                                                     P_FP32,                   90, "wgmma_bf16x3", 5, 0, &mg_ops_wgmma_bf16x3},
+};
+
+int mg_registry_count(void) { return (int)(sizeof table / sizeof table[0]); }
+
+const mg_kernel *mg_registry_at(int index) {
+    return (index >= 0 && index < mg_registry_count()) ? &table[index] : NULL;
+}
+
+const mg_kernel *mg_registry_find(int id) {
+    for (int i = 0; i < mg_registry_count(); i++)
+        if (table[i].id == id) return &table[i];
+    return NULL;
+}
+
+const mg_kernel *mg_registry_find_name(const char *name) {
+    if (!name) return NULL;
+    for (int i = 0; i < mg_registry_count(); i++)
+        if (strcasecmp(table[i].name, name) == 0) return &table[i];
+    return NULL;
+}
+
+int mg_kernel_available(const mg_kernel *k) { return k && k->ops && k->ops->launch; }
+
+mg_status mg_registry_parse(const char *s, int *id) {
+    if (!s || !*s || !id) return mg_set_error(MG_ERR_KERNEL, "empty kernel name");
+    if (strcasecmp(s, "auto") == 0) { *id = MG_KERNEL_AUTO; return MG_OK; }
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (end && *end == '\0') {
+        if (!mg_registry_find((int)v) || v < 0 || v > 1000000)
+            return mg_set_error(MG_ERR_KERNEL, "unknown kernel number '%s' (see 'maxgemm list')", s);
+        *id = (int)v;
+        return MG_OK;
+    }
+    const mg_kernel *k = mg_registry_find_name(s);
+    if (!k) return mg_set_error(MG_ERR_KERNEL, "unknown kernel '%s' (see 'maxgemm list')", s);
+    *id = k->id;
+    return MG_OK;
+}
+
+const mg_kernel *mg_registry_auto(const mg_problem *p, int sm) {
+    const mg_kernel *best = NULL;
+    for (int i = 0; i < mg_registry_count(); i++) {
+        const mg_kernel *k = &table[i];
+        if (!mg_kernel_available(k) || k->auto_rank <= 0) continue;
+        if (!(k->precisions & (1u << p->prec)) || sm < k->min_sm) continue;
+        if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) continue;
+        if (!best || k->auto_rank > best->auto_rank) best = k;
+    }
+    return best;
+}

@@ -1,0 +1,76 @@
+/* test_common.h: helpers shared by the Criterion suites.
+ *
+ * Suite naming: CPU suites are plain names (reference, check, cli_args, registry, tile_config, ...);
+ * GPU suites start with "gpu_" and begin each test with
+ *     if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");
+ * so `build/test_maxgemm` passes on a machine without a GPU, and --filter with a pattern on the suite name
+ * selects one side.
+ */
+#ifndef MG_TEST_COMMON_H
+#define MG_TEST_COMMON_H
+
+#include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "maxgemm.h"
+#include "rng.h"
+
+/* 1 when at least one CUDA device is usable; 0 on any error (no driver, no device, ...). Cached per process. */
+static inline int mg_test_has_gpu(void) {
+    static int cached = -1;
+    if (cached < 0) {
+        int n = 0;
+        cached = (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) ? 1 : 0;
+    }
+    return cached;
+}
+
+/* Compute capability * 10 of device 0 (e.g. 90), or 0 without a GPU. */
+static inline int mg_test_sm(void) {
+    if (!mg_test_has_gpu()) return 0;
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess) return 0;
+    if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) return 0;
+    return major * 10 + minor;
+}
+
+/* |a - b| <= atol + rtol * |b|, with NaN == NaN and equal infinities passing (the check.h rule, for scalars). */
+static inline int mg_test_close(double a, double b, double atol, double rtol) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabs(a - b) <= atol + rtol * fabs(b);
+}
+
+#define MG_ASSERT_CLOSE(a, b, atol, rtol)                                                                      \
+    cr_assert(mg_test_close((double)(a), (double)(b), (atol), (rtol)), "%s = %.17g, expected %.17g (atol %g rtol %g)", \
+              #a, (double)(a), (double)(b), (double)(atol), (double)(rtol))
+#define MG_ASSERT_NAN(a) cr_assert(isnan((double)(a)), "%s = %.17g, expected NaN", #a, (double)(a))
+/* +0.0 exactly (not -0.0): the max_dim 1 output of a finite row. */
+#define MG_ASSERT_POS_ZERO(a)                                                                                   \
+    cr_assert((double)(a) == 0.0 && !signbit((double)(a)), "%s = %.17g, expected +0.0", #a, (double)(a))
+
+/* Seed-like inputs on the host, exactly what mg_fill_seedlike (gpu_util.h) draws on the device for fp32:
+ * x ~ U[0,1), W, b ~ U(-1/sqrt(K), 1/sqrt(K)) (bound 1 when K = 0). Any pointer may be NULL to skip it. */
+static inline void mg_test_seedlike_f32(float *x, float *W, float *b, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+    const float bound = k > 0 ? (float)(1.0 / sqrt((double)k)) : 1.0f;
+    if (x)
+        for (int64_t i = 0; i < m * k; i++) x[i] = mg_rng_u01(seed, MG_RNG_X, (uint64_t)i);
+    if (W)
+        for (int64_t i = 0; i < n * k; i++) W[i] = mg_rng_uniform(seed, MG_RNG_W, (uint64_t)i, -bound, bound);
+    if (b)
+        for (int64_t i = 0; i < n; i++) b[i] = mg_rng_uniform(seed, MG_RNG_B, (uint64_t)i, -bound, bound);
+}
+
+/* Widens count floats to double; with bf16 != 0 each value is first rounded to bf16 (the bf16 mode's reference
+ * is computed from the bf16-rounded inputs, SEMANTICS.md). */
+static inline void mg_test_widen(const float *src, double *dst, size_t count, int bf16) {
+    for (size_t i = 0; i < count; i++)
+        dst[i] = bf16 ? (double)mg_bf16_to_f32(mg_f32_to_bf16(src[i])) : (double)src[i];
+}
+
+#endif /* MG_TEST_COMMON_H */

@@ -1,0 +1,630 @@
+/* test_gpu.c: the GPU suites (names start with gpu_; every test skips cleanly without a CUDA device).
+ *
+ *   gpu_util       the device RNG fills are bit-identical to the CPU's; the poison pattern
+ *   gpu_reference  mg_gpu_reference (fp64 DGEMM + device epilogue) against the CPU mg_reference
+ *   gpu_finalize   mg_finalize against mg_reference_epilogue on synthetic partial rows (NaN/inf planted), and
+ *                  bitwise determinism of the fp64 mean
+ *   gpu_kernels    EVERY registry kernel, every precision it claims, through the PUBLIC API (plan, weights,
+ *                  forward; short-circuit OFF so the kernel really runs) against the GPU fp64 reference at
+ *                  the precision's bar, on fresh seed-like inputs per case; plus planted NaN/inf inputs;
+ *                  plus the partial-maxima contract checked directly (the max_dim 1 output is constant, so
+ *                  only the partial rows show whether a kernel's row maxima are right)
+ *
+ * Every output buffer is poisoned (NaN pattern) before the run, so a kernel that writes nothing fails.
+ * On a mismatch the message names kernel, precision, shape, max_dim, the error and the first bad element.
+ */
+#include "test_common.h"
+
+#include <criterion/logging.h>
+#include <criterion/parameterized.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "gpu_util.h"
+#include "mg_kernel.h"
+#include "reference.h"
+
+/* ---- plumbing -------------------------------------------------------------------------------------------------- */
+
+#define CUDA_OK(call)                                                                                           \
+    do {                                                                                                        \
+        cudaError_t e_ = (call);                                                                                \
+        cr_assert(e_ == cudaSuccess, "%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
+    } while (0)
+#define MG_OK_(call)                                                                                            \
+    do {                                                                                                        \
+        mg_status s_ = (call);                                                                                  \
+        cr_assert(s_ == MG_OK, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call, mg_strerror(s_), mg_last_error()); \
+    } while (0)
+
+#define SKIP_WITHOUT_GPU()                                                                                      \
+    do {                                                                                                        \
+        if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");                                                 \
+    } while (0)
+
+static void *dmalloc(size_t bytes) {
+    void *p = NULL;
+    CUDA_OK(cudaMalloc(&p, bytes ? bytes : 16));   /* never a zero-byte request (K = 0 inputs) */
+    return p;
+}
+static void *hmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 16);
+    cr_assert(p != NULL, "host allocation of %zu bytes failed", bytes);
+    return p;
+}
+
+static size_t esize(mg_precision prec) { return prec == MG_PREC_BF16 ? 2 : 4; }
+
+/* Element idx of a device array of the precision's type, as float (one small synchronous copy). */
+static void store_elem(void *d, size_t idx, mg_precision prec, float v, cudaStream_t st) {
+    if (prec == MG_PREC_BF16) {
+        uint16_t h = mg_f32_to_bf16(v);
+        CUDA_OK(cudaMemcpyAsync((uint16_t *)d + idx, &h, 2, cudaMemcpyHostToDevice, st));
+    } else {
+        CUDA_OK(cudaMemcpyAsync((float *)d + idx, &v, 4, cudaMemcpyHostToDevice, st));
+    }
+    CUDA_OK(cudaStreamSynchronize(st));   /* the source is a local */
+}
+
+/* count elements of a device array of the precision's type, widened to double on the host. */
+static double *download_widened(const void *d, size_t count, mg_precision prec) {
+    double *h = hmalloc(count * sizeof(double));
+    if (count == 0) return h;
+    void *raw = hmalloc(count * esize(prec));
+    CUDA_OK(cudaMemcpy(raw, d, count * esize(prec), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < count; i++)
+        h[i] = prec == MG_PREC_BF16 ? (double)mg_bf16_to_f32(((uint16_t *)raw)[i]) : (double)((float *)raw)[i];
+    free(raw);
+    return h;
+}
+
+static double out_value(const void *h_out, size_t i, mg_precision prec) {
+    return prec == MG_PREC_BF16 ? (double)mg_bf16_to_f32(((const uint16_t *)h_out)[i])
+                                : (double)((const float *)h_out)[i];
+}
+
+/* Checks out (host copy, len elements of the precision's type) against ref at tol; returns the result. */
+static mg_check_result check_out(const double *ref, const void *h_out, size_t len, mg_precision prec, double tol) {
+    mg_check_result r;
+    if (prec == MG_PREC_BF16)
+        mg_check_bf16(ref, (const uint16_t *)h_out, len, tol, tol, &r);
+    else
+        mg_check_f32(ref, (const float *)h_out, len, tol, tol, &r);
+    return r;
+}
+
+/* Number of entries of out that should be exactly +0.0 (ref == 0, the max_dim 1 finite rows) but are not. */
+static size_t count_not_pos_zero(const double *ref, const void *h_out, size_t len, mg_precision prec, size_t *first) {
+    size_t bad = 0;
+    *first = len;
+    for (size_t i = 0; i < len; i++) {
+        if (ref[i] != 0.0) continue;
+        int ok = prec == MG_PREC_BF16 ? ((const uint16_t *)h_out)[i] == 0 : ((const uint32_t *)h_out)[i] == 0u;
+        if (!ok && bad++ == 0) *first = i;
+    }
+    return bad;
+}
+
+static size_t count_nan(const double *v, size_t n) {
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += isnan(v[i]) ? 1 : 0;
+    return c;
+}
+
+/* Distinct seeds per case, so no two checks share inputs. */
+static uint64_t case_seed(int kernel_id, int prec, int shape, int max_dim, int variant) {
+    return 0x6d67656d6d000000ull ^ ((uint64_t)(kernel_id + 1) << 32) ^ ((uint64_t)prec << 24) ^
+           ((uint64_t)shape << 16) ^ ((uint64_t)(max_dim + 2) << 8) ^ (uint64_t)variant;
+}
+
+/* The two element types of the helpers (tf32 mode stores fp32). */
+static const mg_precision TWO_PRECS[2] = {MG_PREC_FP32, MG_PREC_BF16};
+
+typedef struct { int64_t m, n, k; } shape3;
+
+/* The public-API shapes. The last one is the headline. */
+static const shape3 SHAPES[] = {
+    {1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {1000, 1000, 1000}, {5, 7, 0}, {1024, 8192, 8192},
+};
+enum { N_SHAPES = sizeof SHAPES / sizeof SHAPES[0], HEADLINE = N_SHAPES - 1, SHAPE_NEG_DIMS = 1 };
+
+/* Planted non-finite inputs (on 127 x 257 x 129). */
+typedef enum { PLANT_NONE = 0, PLANT_X, PLANT_W_NEGINF, PLANT_B_NAN, PLANT_COUNT } plant_kind;
+static const char *plant_name(plant_kind p) {
+    static const char *names[] = {"none", "x: NaN row 3, +inf row 10, -inf row 20", "W[5][7] = -inf", "b[5] = NaN"};
+    return names[p];
+}
+
+static void plant(plant_kind kind, void *x, void *W, void *b, int64_t m, int64_t n, int64_t k, mg_precision prec,
+                  cudaStream_t st) {
+    switch (kind) {
+    case PLANT_X:
+        cr_assert(m > 20 && k > 0, "PLANT_X needs M > 20 and K > 0");
+        store_elem(x, (size_t)(3 * k + k / 2), prec, NAN, st);
+        store_elem(x, (size_t)(10 * k), prec, INFINITY, st);
+        store_elem(x, (size_t)(20 * k + k - 1), prec, -INFINITY, st);
+        break;
+    case PLANT_W_NEGINF:
+        cr_assert(n > 5 && k > 7, "PLANT_W_NEGINF needs N > 5 and K > 7");
+        store_elem(W, (size_t)(5 * k + 7), prec, -INFINITY, st);
+        break;
+    case PLANT_B_NAN:
+        cr_assert(n > 5, "PLANT_B_NAN needs N > 5");
+        store_elem(b, 5, prec, NAN, st);
+        break;
+    default:
+        break;
+    }
+}
+
+/* What the reference must show for a planted case (a check of the test itself, not of the kernel):
+ * returns the expected NaN count of the output, or -1 for "not pinned". */
+static long expected_nans(plant_kind kind, int dim, int64_t m, int64_t n) {
+    switch (kind) {
+    case PLANT_X: return dim == 1 ? 3 : (long)n;        /* rows 3, 10, 20 / any NaN or +inf in a column: all */
+    case PLANT_W_NEGINF: return dim == 1 ? 0 : 1;       /* -inf never wins a row max / c[5] = -inf, mu = -inf */
+    case PLANT_B_NAN: return dim == 1 ? (long)m : (long)n;
+    default: return -1;
+    }
+}
+
+/* ---- one public-API case ------------------------------------------------------------------------------------- */
+
+/* Runs kernel kern on fresh inputs through the public API and checks against the GPU reference.
+ * Returns 1 when it ran (pass or cr_expect failure), 0 when the kernel refused the shape (MG_ERR_UNSUPPORTED). */
+static int run_case(const mg_kernel *kern, mg_precision prec, int64_t m, int64_t n, int64_t k, int max_dim,
+                    uint64_t seed, plant_kind kind, cudaStream_t st) {
+    int dim;
+    cr_assert(mg_normalize_max_dim(max_dim, &dim) == MG_OK);
+    const size_t es = esize(prec), len = (size_t)(dim == 1 ? m : n);
+    const double tol = mg_precision_tolerance(prec);
+
+    mg_plan_desc d = mg_plan_desc_default();
+    d.m = m;
+    d.n = n;
+    d.k = k;
+    d.max_dim = max_dim;
+    d.precision = prec;
+    d.kernel = kern->id;
+    d.shortcut = 0;   /* exercise the kernel, not the certificate */
+    mg_plan *plan = NULL;
+    mg_status s = mg_plan_create(&plan, &d);
+    if (s == MG_ERR_UNSUPPORTED) {
+        cr_log_warn("kernel %d (%s) %s %lldx%lldx%lld max_dim %d: unsupported: %s", kern->id, kern->name,
+                    mg_precision_name(prec), (long long)m, (long long)n, (long long)k, max_dim, mg_last_error());
+        return 0;
+    }
+    cr_assert(s == MG_OK, "mg_plan_create kernel %d (%s) %s %lldx%lldx%lld max_dim %d: %s (%s)", kern->id, kern->name,
+              mg_precision_name(prec), (long long)m, (long long)n, (long long)k, max_dim, mg_strerror(s),
+              mg_last_error());
+    cr_assert(mg_plan_kernel(plan) == kern->id, "plan runs kernel %d, asked for %d", mg_plan_kernel(plan), kern->id);
+
+    void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
+    void *out = dmalloc(len * es);
+    double *ref_d = dmalloc(len * sizeof(double));
+    MG_OK_(mg_fill_seedlike(x, W, b, m, n, k, prec, seed, st));
+    plant(kind, x, W, b, m, n, k, prec, st);
+
+    MG_OK_(mg_set_weights(plan, W, b, st));
+    MG_OK_(mg_poison(out, len, prec, st));
+    MG_OK_(mg_forward(plan, x, out, st));
+    MG_OK_(mg_gpu_reference(x, W, b, m, n, k, dim, prec, ref_d, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    CUDA_OK(cudaGetLastError());
+
+    double *ref = hmalloc(len * sizeof(double));
+    void *h_out = hmalloc(len * es);
+    CUDA_OK(cudaMemcpy(ref, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(h_out, out, len * es, cudaMemcpyDeviceToHost));
+
+    const long want_nans = expected_nans(kind, dim, m, n);
+    if (want_nans >= 0)
+        cr_assert_eq((long)count_nan(ref, len), want_nans, "test fidelity: the reference shows %zu NaNs for plant '%s'"
+                     " max_dim %d, expected %ld", count_nan(ref, len), plant_name(kind), dim, want_nans);
+
+    const mg_check_result r = check_out(ref, h_out, len, prec, tol);
+    const size_t fb = r.first_bad < len ? r.first_bad : 0;
+    cr_expect(r.pass,
+              "kernel %d (%s) %s M=%lld N=%lld K=%lld max_dim %d plant '%s' seed %llx: %zu of %zu outside atol=rtol=%g "
+              "(%zu NaN mismatches), max_abs %.3g, max_rel %.3g; first bad [%zu]: ref %.9g out %.9g",
+              kern->id, kern->name, mg_precision_name(prec), (long long)m, (long long)n, (long long)k, max_dim,
+              plant_name(kind), (unsigned long long)seed, r.fails, r.n, tol, r.nan_mismatch, r.max_abs, r.max_rel,
+              r.first_bad, ref[fb], out_value(h_out, fb, prec));
+    if (dim == 1) {
+        size_t first;
+        const size_t bad = count_not_pos_zero(ref, h_out, len, prec, &first);
+        cr_expect(bad == 0, "kernel %d (%s) %s M=%lld N=%lld K=%lld max_dim %d: %zu finite rows are not exactly +0.0; "
+                  "first [%zu] = %.9g", kern->id, kern->name, mg_precision_name(prec), (long long)m, (long long)n,
+                  (long long)k, max_dim, bad, first, first < len ? out_value(h_out, first, prec) : 0.0);
+    }
+
+    free(ref);
+    free(h_out);
+    mg_plan_destroy(plan);
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(W));
+    CUDA_OK(cudaFree(b));
+    CUDA_OK(cudaFree(out));
+    CUDA_OK(cudaFree(ref_d));
+    return 1;
+}
+
+/* The kernel at registry position idx if this build and this GPU can run it; skips the test otherwise. */
+static const mg_kernel *kernel_or_skip(int idx) {
+    SKIP_WITHOUT_GPU();
+    const mg_kernel *k = mg_registry_at(idx);
+    cr_assert(k != NULL, "registry position %d", idx);
+    if (!mg_kernel_available(k)) cr_skip_test("kernel %d (%s) is not built", k->id, k->name);
+    const int sm = mg_test_sm();
+    if (sm < k->min_sm) cr_skip_test("kernel %d (%s) needs sm_%d, device is sm_%d", k->id, k->name, k->min_sm, sm);
+    return k;
+}
+
+static int is_naive(const mg_kernel *k) { return strcmp(k->name, "naive") == 0; }
+
+/* One parameter per registry row. */
+static int registry_positions[64];
+static struct criterion_test_params registry_params(void) {
+    int n = mg_registry_count();
+    if (n > 64) n = 64;
+    for (int i = 0; i < n; i++) registry_positions[i] = i;
+    return cr_make_param_array(int, registry_positions, (size_t)n);
+}
+
+/* ---- gpu_util ------------------------------------------------------------------------------------------------ */
+
+Test(gpu_util, fill_matches_cpu_rng) {
+    SKIP_WITHOUT_GPU();
+    const int64_t m = 17, n = 33, k = 65;
+    const uint64_t seed = 0x5eedull;
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    float *hx = hmalloc(m * k * 4), *hw = hmalloc(n * k * 4), *hb = hmalloc(n * 4);
+    mg_test_seedlike_f32(hx, hw, hb, m, n, k, seed);
+    const float *host[3] = {hx, hw, hb};
+    const size_t cnt[3] = {(size_t)(m * k), (size_t)(n * k), (size_t)n};
+    for (int pi = 0; pi < 2; pi++) {
+        const int prec = TWO_PRECS[pi];
+        void *dv[3];
+        for (int a = 0; a < 3; a++) dv[a] = dmalloc(cnt[a] * 4);
+        MG_OK_(mg_fill_seedlike(dv[0], dv[1], dv[2], m, n, k, (mg_precision)prec, seed, st));
+        CUDA_OK(cudaStreamSynchronize(st));
+        for (int a = 0; a < 3; a++) {
+            void *h = hmalloc(cnt[a] * 4);
+            CUDA_OK(cudaMemcpy(h, dv[a], cnt[a] * esize((mg_precision)prec), cudaMemcpyDeviceToHost));
+            size_t diff = 0, first = cnt[a];
+            for (size_t i = 0; i < cnt[a]; i++) {
+                int same = prec == MG_PREC_BF16 ? ((uint16_t *)h)[i] == mg_f32_to_bf16(host[a][i])
+                                                : memcmp((float *)h + i, host[a] + i, 4) == 0;
+                if (!same && diff++ == 0) first = i;
+            }
+            cr_expect(diff == 0, "%s fill of array %d: %zu of %zu elements differ from the CPU draw (first %zu)",
+                      mg_precision_name((mg_precision)prec), a, diff, cnt[a], first);
+            free(h);
+            CUDA_OK(cudaFree(dv[a]));
+        }
+    }
+    /* Poison patterns. */
+    void *p = dmalloc(64);
+    uint32_t h32[16];
+    uint16_t h16[16];
+    MG_OK_(mg_poison(p, 16, MG_PREC_FP32, st));
+    CUDA_OK(cudaMemcpyAsync(h32, p, sizeof h32, cudaMemcpyDeviceToHost, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    for (int i = 0; i < 16; i++) cr_expect_eq(h32[i], 0x7fbadbadu, "fp32 poison [%d] = %08x", i, h32[i]);
+    MG_OK_(mg_poison(p, 16, MG_PREC_BF16, st));
+    CUDA_OK(cudaMemcpyAsync(h16, p, sizeof h16, cudaMemcpyDeviceToHost, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    for (int i = 0; i < 16; i++) cr_expect_eq(h16[i], 0x7fbb, "bf16 poison [%d] = %04x", i, h16[i]);
+    CUDA_OK(cudaFree(p));
+    free(hx);
+    free(hw);
+    free(hb);
+    CUDA_OK(cudaStreamDestroy(st));
+}
+
+/* ---- gpu_reference ------------------------------------------------------------------------------------------- */
+
+/* The GPU reference against the CPU one on the same (downloaded, widened) inputs. Both are fp64 with different
+ * summation orders, so they agree to ~1e-15 relative; 1e-11 leaves room and still catches any layout bug. */
+Test(gpu_reference, matches_cpu_reference, .timeout = 120) {
+    SKIP_WITHOUT_GPU();
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    const shape3 shapes[] = {{127, 257, 129}, {5, 7, 0}};
+    for (int si = 0; si < 2; si++)
+        for (int pi = 0; pi < 2; pi++)
+            for (int kind = PLANT_NONE; kind < PLANT_COUNT; kind++)
+                for (int dim = 0; dim <= 1; dim++) {
+                    const int prec = TWO_PRECS[pi];
+                    const int64_t m = shapes[si].m, n = shapes[si].n, k = shapes[si].k;
+                    if (k == 0 && kind != PLANT_NONE) continue;
+                    const mg_precision pr = (mg_precision)prec;
+                    const size_t es = esize(pr), len = (size_t)(dim == 1 ? m : n);
+                    void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
+                    double *ref_d = dmalloc(len * sizeof(double));
+                    MG_OK_(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(-1, prec, si, dim, kind), st));
+                    plant((plant_kind)kind, x, W, b, m, n, k, pr, st);
+                    MG_OK_(mg_gpu_reference(x, W, b, m, n, k, dim, pr, ref_d, st));
+                    CUDA_OK(cudaStreamSynchronize(st));
+                    double *g = hmalloc(len * sizeof(double)), *c = hmalloc(len * sizeof(double));
+                    CUDA_OK(cudaMemcpy(g, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
+                    double *hx = download_widened(x, (size_t)(m * k), pr), *hw = download_widened(W, (size_t)(n * k), pr),
+                           *hb = download_widened(b, (size_t)n, pr);
+                    MG_OK_(mg_reference(hx, hw, hb, m, n, k, dim, c));
+                    size_t bad = 0, first = len;
+                    for (size_t i = 0; i < len; i++)
+                        if (!mg_test_close(g[i], c[i], 1e-11, 1e-11) && bad++ == 0) first = i;
+                    cr_expect(bad == 0, "GPU vs CPU reference %s %lldx%lldx%lld max_dim %d plant '%s': %zu of %zu differ; "
+                              "first [%zu]: gpu %.17g cpu %.17g", mg_precision_name(pr), (long long)m, (long long)n,
+                              (long long)k, dim, plant_name((plant_kind)kind), bad, len, first,
+                              first < len ? g[first] : 0.0, first < len ? c[first] : 0.0);
+                    const long want = expected_nans((plant_kind)kind, dim, m, n);
+                    if (want >= 0)
+                        cr_expect_eq((long)count_nan(c, len), want, "CPU reference NaN count for plant '%s' max_dim %d",
+                                     plant_name((plant_kind)kind), dim);
+                    free(g); free(c); free(hx); free(hw); free(hb);
+                    CUDA_OK(cudaFree(x)); CUDA_OK(cudaFree(W)); CUDA_OK(cudaFree(b)); CUDA_OK(cudaFree(ref_d));
+                }
+    CUDA_OK(cudaStreamDestroy(st));
+}
+
+/* ---- gpu_finalize -------------------------------------------------------------------------------------------- */
+
+/* Synthetic partial rows with planted specials, against mg_reference_epilogue: for max_dim 0 the ntiles x len
+ * partial block IS a y of M = ntiles rows; for max_dim 1 its transpose is a y of N = ntiles columns. */
+typedef enum { FP_NONE, FP_NAN_ONE, FP_POSINF_ONE, FP_NEGINF_COLUMN, FP_NEGINF_ONE, FP_COUNT } fin_plant;
+
+Test(gpu_finalize, matches_reference_epilogue, .timeout = 120) {
+    SKIP_WITHOUT_GPU();
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    const struct { int ntiles, len; } cfg[] = {{1, 1}, {3, 1000}, {64, 8192}, {8, 1 << 20}, {5, 3}};
+    for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
+        for (int dim = 0; dim <= 1; dim++)
+            for (int fp = FP_NONE; fp < FP_COUNT; fp++) {
+                const int T = cfg[ci].ntiles, L = cfg[ci].len;
+                const size_t total = (size_t)T * L;
+                float *hp = hmalloc(total * sizeof(float));
+                for (size_t i = 0; i < total; i++) hp[i] = mg_rng_uniform(77 + ci * 10 + fp, 9, i, -1.f, 1.f);
+                const int pos = L / 2, tile = T - 1;
+                switch (fp) {
+                case FP_NAN_ONE: hp[(size_t)tile * L + pos] = NAN; break;
+                case FP_POSINF_ONE: hp[(size_t)tile * L + pos] = INFINITY; break;
+                case FP_NEGINF_COLUMN: for (int t = 0; t < T; t++) hp[(size_t)t * L + pos] = -INFINITY; break;
+                case FP_NEGINF_ONE: hp[(size_t)tile * L + pos] = -INFINITY; break;
+                default: break;
+                }
+                /* y for the reference epilogue. */
+                double *y = hmalloc(total * sizeof(double)), *ref = hmalloc((size_t)L * sizeof(double));
+                for (int t = 0; t < T; t++)
+                    for (int i = 0; i < L; i++) {
+                        const double v = hp[(size_t)t * L + i];
+                        if (dim == 0) y[(size_t)t * L + i] = v; else y[(size_t)i * T + t] = v;
+                    }
+                MG_OK_(dim == 0 ? mg_reference_epilogue(y, T, L, 0, ref) : mg_reference_epilogue(y, L, T, 1, ref));
+
+                float *d_part = dmalloc(total * sizeof(float));
+                void *scratch = dmalloc(mg_finalize_scratch_bytes(L));
+                void *out = dmalloc((size_t)L * 4);
+                CUDA_OK(cudaMemcpy(d_part, hp, total * sizeof(float), cudaMemcpyHostToDevice));
+                for (int pi = 0; pi < 2; pi++) {
+                    const mg_precision pr = TWO_PRECS[pi];
+                    /* The output rounding is the only error: fp32 ~6e-8 relative, bf16 2^-9. */
+                    const double tol = pr == MG_PREC_BF16 ? 4e-3 : 1e-6;
+                    MG_OK_(mg_poison(out, (size_t)L, pr, st));
+                    MG_OK_(mg_finalize(d_part, T, L, dim, pr, out, scratch, st));
+                    CUDA_OK(cudaStreamSynchronize(st));
+                    void *h_out = hmalloc((size_t)L * 4);
+                    CUDA_OK(cudaMemcpy(h_out, out, (size_t)L * esize(pr), cudaMemcpyDeviceToHost));
+                    const mg_check_result r = check_out(ref, h_out, (size_t)L, pr, tol);
+                    const size_t fb = r.first_bad < (size_t)L ? r.first_bad : 0;
+                    cr_expect(r.pass, "finalize %s ntiles %d len %d max_dim %d plant %d: %zu fail (%zu NaN mismatches), "
+                              "max_abs %.3g; first bad [%zu]: ref %.9g out %.9g", mg_precision_name(pr), T, L, dim, fp,
+                              r.fails, r.nan_mismatch, r.max_abs, r.first_bad, ref[fb], out_value(h_out, fb, pr));
+                    if (dim == 1) {
+                        size_t first;
+                        const size_t bad = count_not_pos_zero(ref, h_out, (size_t)L, pr, &first);
+                        cr_expect(bad == 0, "finalize %s len %d max_dim 1: %zu entries not +0.0 (first %zu)",
+                                  mg_precision_name(pr), L, bad, first);
+                    }
+                    free(h_out);
+                }
+                free(hp); free(y); free(ref);
+                CUDA_OK(cudaFree(d_part)); CUDA_OK(cudaFree(scratch)); CUDA_OK(cudaFree(out));
+            }
+    CUDA_OK(cudaStreamDestroy(st));
+}
+
+/* The fp64 mean is summed in a fixed order: two runs (with the scratch re-poisoned) agree bit for bit. */
+Test(gpu_finalize, deterministic_mean) {
+    SKIP_WITHOUT_GPU();
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    const int T = 8, L = 1 << 20;
+    float *d_part = dmalloc((size_t)T * L * 4);
+    void *scratch = dmalloc(mg_finalize_scratch_bytes(L));
+    float *out[2] = {dmalloc((size_t)L * 4), dmalloc((size_t)L * 4)};
+    MG_OK_(mg_fill_uniform(d_part, (size_t)T * L, MG_PREC_FP32, 4242, 5, -3.f, 7.f, st));
+    for (int r = 0; r < 2; r++) {
+        MG_OK_(mg_poison(scratch, mg_finalize_scratch_bytes(L) / 4, MG_PREC_FP32, st));
+        MG_OK_(mg_finalize(d_part, T, L, 0, MG_PREC_FP32, out[r], scratch, st));
+    }
+    CUDA_OK(cudaStreamSynchronize(st));
+    float *h[2] = {hmalloc((size_t)L * 4), hmalloc((size_t)L * 4)};
+    for (int r = 0; r < 2; r++) CUDA_OK(cudaMemcpy(h[r], out[r], (size_t)L * 4, cudaMemcpyDeviceToHost));
+    cr_expect_eq(mg_bitwise_diff_f32(h[0], h[1], (size_t)L), 0u, "two finalize runs differ");
+    for (int r = 0; r < 2; r++) { free(h[r]); CUDA_OK(cudaFree(out[r])); }
+    CUDA_OK(cudaFree(d_part));
+    CUDA_OK(cudaFree(scratch));
+    CUDA_OK(cudaStreamDestroy(st));
+}
+
+/* ---- gpu_kernels: every registry kernel through the public API ------------------------------------------------- */
+
+/* The registry reaches kernels through weak references, which an archive link does not resolve: if the test binary
+ * were linked that way, every kernel would read as "not built" and every kernel test below would skip. The two
+ * baselines are always compiled, so they must be linked. (No GPU needed: this runs everywhere.) */
+Test(gpu_kernels, baselines_linked) {
+    const char *names[] = {"cublas", "naive"};
+    for (int i = 0; i < 2; i++) {
+        const mg_kernel *k = mg_registry_find_name(names[i]);
+        cr_assert(k != NULL, "registry has no '%s' row", names[i]);
+        cr_expect(mg_kernel_available(k), "kernel %d (%s) is not linked into this binary (weak reference unresolved: "
+                  "link libmaxgemm.a with --whole-archive)", k->id, k->name);
+    }
+}
+
+ParameterizedTestParameters(gpu_kernels, random_inputs) { return registry_params(); }
+
+ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
+    const mg_kernel *kern = kernel_or_skip(*idx);
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    int ran = 0, refused = 0;
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        if (!(kern->precisions & (1u << prec))) continue;
+        for (int si = 0; si < N_SHAPES; si++) {
+            const shape3 s = SHAPES[si];
+            /* The naive SIMT kernel runs the 137-GFLOP headline once (fp32, max_dim 0: the numerically telling
+             * output); the fast kernels run it in every mode and both dims. */
+            if (si == HEADLINE && is_naive(kern) && prec != MG_PREC_FP32) continue;
+            for (int dd = 0; dd < 2; dd++) {
+                if (si == HEADLINE && is_naive(kern) && dd == 0) continue;
+                /* max_dim 1 then 0; on one shape the aliases -1 and -2 instead. */
+                const int max_dim = si == SHAPE_NEG_DIMS ? (dd == 0 ? -1 : -2) : (dd == 0 ? 1 : 0);
+                const int r = run_case(kern, (mg_precision)prec, s.m, s.n, s.k, max_dim,
+                                       case_seed(kern->id, prec, si, max_dim, 0), PLANT_NONE, st);
+                ran += r;
+                refused += !r;
+            }
+        }
+    }
+    cr_log_info("kernel %d (%s): %d cases run, %d refused as unsupported", kern->id, kern->name, ran, refused);
+    cr_expect(ran > 0, "kernel %d (%s) ran no case at all (%d refused)", kern->id, kern->name, refused);
+    CUDA_OK(cudaStreamDestroy(st));
+}
+
+ParameterizedTestParameters(gpu_kernels, planted_nonfinite) { return registry_params(); }
+
+ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
+    const mg_kernel *kern = kernel_or_skip(*idx);
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    const shape3 s = {127, 257, 129};
+    int ran = 0;
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        if (!(kern->precisions & (1u << prec))) continue;
+        for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
+            for (int dim = 1; dim >= 0; dim--)
+                ran += run_case(kern, (mg_precision)prec, s.m, s.n, s.k, dim, case_seed(kern->id, prec, 7, dim, kind),
+                                (plant_kind)kind, st);
+    }
+    cr_expect(ran > 0, "kernel %d (%s) ran no planted case", kern->id, kern->name);
+    CUDA_OK(cudaStreamDestroy(st));
+}
+
+/* The partial-maxima contract (mg_kernel.h), called directly: the nanmax of the partial rows a kernel writes must
+ * be the row maxima (max_dim 1) or column maxima (max_dim 0) of y = x W^T + b, checked against an fp64 host
+ * computation. Through the public API the max_dim 1 output is +0.0 whatever the maxima are, so this is the
+ * only check that a kernel's row maxima are right. */
+ParameterizedTestParameters(gpu_kernels, partial_maxima) { return registry_params(); }
+
+ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
+    const mg_kernel *kern = kernel_or_skip(*idx);
+    const int sm = mg_test_sm();
+    int num_sms = 0;
+    CUDA_OK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreate(&st));
+    cublasHandle_t h;
+    cr_assert(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+    cr_assert(cublasSetStream(h, st) == CUBLAS_STATUS_SUCCESS, "cublasSetStream");
+    const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}};
+    const mg_kernel_ops *ops = kern->ops;
+    int ran = 0;
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        if (!(kern->precisions & (1u << prec))) continue;
+        const mg_precision pr = (mg_precision)prec;
+        const size_t es = esize(pr);
+        const double tol = mg_precision_tolerance(pr);
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int dim = 1; dim >= 0; dim--) {
+                const int64_t m = shapes[si].m, n = shapes[si].n, k = shapes[si].k;
+                const mg_problem p = {(int)m, (int)n, (int)k, dim, pr};
+                if (ops->supports && ops->supports(&p, sm) != MG_OK) {
+                    cr_log_warn("kernel %d (%s) %s %lldx%lldx%lld: unsupported: %s", kern->id, kern->name,
+                                mg_precision_name(pr), (long long)m, (long long)n, (long long)k, mg_last_error());
+                    continue;
+                }
+                const size_t len = (size_t)(dim == 1 ? m : n);
+                void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
+                MG_OK_(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(kern->id, prec, 20 + (int)si, dim, 0), st));
+                mg_prepared prep;
+                memset(&prep, 0, sizeof prep);
+                if (ops->prepare) MG_OK_(ops->prepare(&p, W, b, &prep, st));
+                const int tiles = ops->partial_tiles(&p);
+                cr_assert(tiles >= 1, "kernel %d partial_tiles = %d", kern->id, tiles);
+                float *partial = dmalloc((size_t)tiles * len * sizeof(float));
+                const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
+                void *ws = ws_bytes ? dmalloc(ws_bytes) : NULL;
+                MG_OK_(mg_poison(partial, (size_t)tiles * len, MG_PREC_FP32, st));
+
+                mg_launch_args a;
+                memset(&a, 0, sizeof a);
+                a.p = p;
+                a.x = x;
+                a.w = W;
+                a.b = b;
+                a.prep = &prep;
+                a.partial = partial;
+                a.ws = ws;
+                a.stream = st;
+                a.cublas = h;
+                a.num_sms = num_sms;
+                MG_OK_(ops->launch(&a));
+                CUDA_OK(cudaStreamSynchronize(st));
+                CUDA_OK(cudaGetLastError());
+                cr_assert(a.ntiles >= 1 && a.ntiles <= tiles, "kernel %d (%s) reported %d partial rows of %d",
+                          kern->id, kern->name, a.ntiles, tiles);
+
+                float *hp = hmalloc((size_t)a.ntiles * len * sizeof(float)), *got = hmalloc(len * sizeof(float));
+                CUDA_OK(cudaMemcpy(hp, partial, (size_t)a.ntiles * len * sizeof(float), cudaMemcpyDeviceToHost));
+                for (size_t i = 0; i < len; i++) {
+                    double v = hp[i];
+                    for (int t = 1; t < a.ntiles; t++) v = mg_nanmax(v, hp[(size_t)t * len + i]);
+                    got[i] = (float)v;
+                }
+                /* fp64 maxima of y on the host, from the exact device inputs. */
+                double *hx = download_widened(x, (size_t)(m * k), pr), *hw = download_widened(W, (size_t)(n * k), pr),
+                       *hb = download_widened(b, (size_t)n, pr), *want = hmalloc(len * sizeof(double));
+                for (size_t i = 0; i < len; i++) want[i] = -INFINITY;
+                for (int64_t i = 0; i < m; i++)
+                    for (int64_t j = 0; j < n; j++) {
+                        double acc = 0.0;
+                        for (int64_t q = 0; q < k; q++) acc += hx[i * k + q] * hw[j * k + q];
+                        const double y = acc + hb[j];
+                        if (dim == 1) want[i] = mg_nanmax(want[i], y); else want[j] = mg_nanmax(want[j], y);
+                    }
+                mg_check_result r;
+                mg_check_f32(want, got, len, tol, tol, &r);
+                const size_t fb = r.first_bad < len ? r.first_bad : 0;
+                cr_expect(r.pass, "partial maxima kernel %d (%s) %s M=%lld N=%lld K=%lld max_dim %d (%d tiles): %zu of %zu "
+                          "fail (%zu NaN mismatches), max_abs %.3g; first bad [%zu]: want %.9g got %.9g", kern->id,
+                          kern->name, mg_precision_name(pr), (long long)m, (long long)n, (long long)k, dim, a.ntiles,
+                          r.fails, r.n, r.nan_mismatch, r.max_abs, r.first_bad, want[fb], (double)got[fb]);
+                ran++;
+                free(hp); free(got); free(hx); free(hw); free(hb); free(want);
+                if (ops->release) ops->release(&prep);
+                CUDA_OK(cudaFree(partial));
+                if (ws) CUDA_OK(cudaFree(ws));
+                CUDA_OK(cudaFree(x)); CUDA_OK(cudaFree(W)); CUDA_OK(cudaFree(b));
+            }
+    }
+    cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
+    cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
+    CUDA_OK(cudaStreamDestroy(st));
+}

@@ -1,0 +1,140 @@
+/* test_registry.c (suite "registry"): the one kernel table (src/registry.c). CPU only: it reads the table and
+ * the auto choice logic; mg_registry_auto's supports() callbacks are host code. */
+#include "test_common.h"
+
+#include "mg_kernel.h"
+
+#include <ctype.h>
+#include <strings.h>
+
+Test(registry, ids_and_names_unique) {
+    const int n = mg_registry_count();
+    cr_assert_gt(n, 0);
+    for (int i = 0; i < n; i++) {
+        const mg_kernel *a = mg_registry_at(i);
+        cr_assert_not_null(a);
+        cr_assert_geq(a->id, 0);
+        cr_assert_not_null(a->name);
+        cr_assert_gt(strlen(a->name), 0);
+        for (const char *c = a->name; *c; c++)
+            cr_assert(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_',
+                      "kernel name '%s' is not CLI-friendly", a->name);
+        cr_assert(!isdigit((unsigned char)a->name[0]), "name '%s' would parse as a number", a->name);
+        cr_assert_neq(strcasecmp(a->name, "auto"), 0, "'auto' is reserved");
+        cr_assert_not_null(a->technique);
+        cr_assert_not_null(a->tile_config);
+        cr_assert_neq(a->precisions, 0u, "kernel %s supports no precision", a->name);
+        cr_assert_eq(a->precisions & ~((1u << MG_PREC_COUNT) - 1), 0u, "kernel %s: unknown precision bits", a->name);
+        for (int j = i + 1; j < n; j++) {
+            const mg_kernel *b = mg_registry_at(j);
+            cr_assert_neq(a->id, b->id, "id %d used twice", a->id);
+            cr_assert_neq(strcasecmp(a->name, b->name), 0, "name %s used twice", a->name);
+        }
+        cr_assert_eq(mg_registry_find(a->id), a);
+        cr_assert_eq(mg_registry_find_name(a->name), a);
+    }
+    cr_assert_null(mg_registry_at(-1));
+    cr_assert_null(mg_registry_at(n));
+}
+
+Test(registry, kernel_0_is_cublas_baseline) {
+    const mg_kernel *k = mg_registry_find(0);
+    cr_assert_not_null(k);
+    cr_assert_str_eq(k->name, "cublas");
+    cr_assert_eq(k->baseline, 1);
+    /* Kernel 0 is always built. If this fails, the kernel objects were not linked: registry.c refers to them
+     * weakly, and a weak reference does not pull a member out of a static archive (link with --whole-archive
+     * or with the objects themselves). */
+    cr_assert(mg_kernel_available(k), "kernel 0 (cublas) is not linked into this binary");
+    /* cuBLAS is the reference point for every precision */
+    for (int p = 0; p < MG_PREC_COUNT; p++) cr_assert(k->precisions & (1u << p), "cublas lacks precision %d", p);
+}
+
+Test(registry, every_precision_has_an_auto_kernel) {
+    for (int p = 0; p < MG_PREC_COUNT; p++) {
+        int found = 0;
+        for (int i = 0; i < mg_registry_count(); i++) {
+            const mg_kernel *k = mg_registry_at(i);
+            if ((k->precisions & (1u << p)) && k->auto_rank > 0) found = 1;
+        }
+        cr_assert(found, "no auto-eligible kernel for precision %s", mg_precision_name((mg_precision)p));
+    }
+}
+
+Test(registry, parse_number_name_auto) {
+    int id = -7;
+    cr_assert_eq(mg_registry_parse("auto", &id), MG_OK);
+    cr_assert_eq(id, MG_KERNEL_AUTO);
+    cr_assert_eq(mg_registry_parse("AUTO", &id), MG_OK);
+    cr_assert_eq(id, MG_KERNEL_AUTO);
+    cr_assert_eq(mg_registry_parse("0", &id), MG_OK);
+    cr_assert_eq(id, 0);
+    cr_assert_eq(mg_registry_parse("cublas", &id), MG_OK);
+    cr_assert_eq(id, 0);
+    for (int i = 0; i < mg_registry_count(); i++) {
+        const mg_kernel *k = mg_registry_at(i);
+        char num[16];
+        snprintf(num, sizeof num, "%d", k->id);
+        id = -7;
+        cr_assert_eq(mg_registry_parse(num, &id), MG_OK, "%s", num);
+        cr_assert_eq(id, k->id);
+        id = -7;
+        cr_assert_eq(mg_registry_parse(k->name, &id), MG_OK, "%s", k->name);
+        cr_assert_eq(id, k->id);
+    }
+}
+
+Test(registry, parse_unknown_fails) {
+    int id = 12345;
+    const char *bad[] = {"nope", "", "999", "-1", "1000001", "99999999999999999999", "3x", "cublas ", "4294967296"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(mg_registry_parse(bad[i], &id), MG_ERR_KERNEL, "'%s' parsed", bad[i]);
+        cr_assert_eq(id, 12345, "'%s' changed the id on failure", bad[i]);
+        cr_assert_neq(strlen(mg_last_error()), 0);
+    }
+    cr_assert_eq(mg_registry_parse(NULL, &id), MG_ERR_KERNEL);
+    cr_assert_null(mg_registry_find(-5));
+    cr_assert_null(mg_registry_find_name("nope"));
+    cr_assert_null(mg_registry_find_name(NULL));
+}
+
+/* What mg_registry_auto must return, computed independently from the table. */
+static const mg_kernel *expected_auto(const mg_problem *p, int sm) {
+    const mg_kernel *best = NULL;
+    for (int i = 0; i < mg_registry_count(); i++) {
+        const mg_kernel *k = mg_registry_at(i);
+        if (!mg_kernel_available(k) || k->auto_rank <= 0 || !(k->precisions & (1u << p->prec)) || sm < k->min_sm)
+            continue;
+        if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) continue;
+        if (!best || k->auto_rank > best->auto_rank) best = k;
+    }
+    return best;
+}
+
+Test(registry, auto_picks_only_kernels_that_claim_the_precision) {
+    const int sms[] = {70, 80, 89, 90, 100};
+    const int dims[] = {0, 1};
+    for (int p = 0; p < MG_PREC_COUNT; p++)
+        for (size_t s = 0; s < sizeof sms / sizeof sms[0]; s++)
+            for (size_t d = 0; d < 2; d++) {
+                mg_problem prob = {1024, 8192, 8192, dims[d], (mg_precision)p};
+                const mg_kernel *k = mg_registry_auto(&prob, sms[s]);
+                const mg_kernel *want = expected_auto(&prob, sms[s]);
+                if (k) {
+                    cr_assert(k->precisions & (1u << p), "auto chose %s for %s, which it does not claim", k->name,
+                              mg_precision_name((mg_precision)p));
+                    cr_assert_leq(k->min_sm, sms[s], "auto chose %s (sm_%d) on sm_%d", k->name, k->min_sm, sms[s]);
+                    cr_assert_gt(k->auto_rank, 0, "auto chose %s, which has auto_rank 0", k->name);
+                    cr_assert(mg_kernel_available(k), "auto chose %s, which is not built", k->name);
+                }
+                cr_assert_eq(k, want, "precision %d sm %d: auto chose %s, expected %s", p, sms[s],
+                             k ? k->name : "none", want ? want->name : "none");
+            }
+}
+
+Test(registry, naive_is_never_auto) {
+    /* a correctness baseline, not a contender */
+    const mg_kernel *k = mg_registry_find_name("naive");
+    if (!k) cr_skip_test("no naive kernel in this registry");
+    cr_assert_eq(k->auto_rank, 0);
+}

@@ -1,0 +1,291 @@
+/* test_tile_config.c (suite "tile_config"): the .cfg parser (src/tile_config.c), the generated table and
+ * the real tile_configs/NAME.cfg files. CPU only. The real files are found from the working directory
+ * (make test runs from the repository root) or from this source file's location. */
+#include "test_common.h"
+
+#include "tile_config.h"
+
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#define MAXR 64
+static mg_tile_config rows[MAXR];
+static int count;
+static char err[512];
+
+static int parse_str(const char *text) {
+    memset(err, 0, sizeof err);
+    return mg_tile_parse(text, strlen(text), "t.cfg", rows, MAXR, &count, err, sizeof err);
+}
+
+/* The text must be rejected with a message that starts with "t.cfg:LINE: " and mentions want. */
+static void expect_error(const char *text, int line, const char *want) {
+    cr_assert_eq(parse_str(text), -1, "accepted: \"%s\"", text);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "t.cfg:%d: ", line);
+    cr_assert_eq(strncmp(err, prefix, strlen(prefix)), 0, "error \"%s\" does not start with \"%s\"", err, prefix);
+    cr_assert(strstr(err, want) != NULL, "error \"%s\" does not mention \"%s\"", err, want);
+}
+
+Test(tile_config, valid_file) {
+    const char *text = "# tiles for a family\n"
+                       "\n"
+                       "wgmma_tma bf16 128 256 64 4 2 1\n"
+                       "   \t  # indented comment\n"
+                       "wgmma_tma\ttf32\t128 128 32 4 2 1   # trailing comment\r\n"
+                       "mma_sync2 fp32 8 512 256 16 16 4\n"
+                       "k_1 bf16 512 8 8 1 1 1"; /* no final newline */
+    cr_assert_eq(parse_str(text), 0, "%s", err);
+    cr_assert_eq(count, 4);
+    cr_assert_str_eq(rows[0].kernel, "wgmma_tma");
+    cr_assert_str_eq(rows[0].precision, "bf16");
+    cr_assert_eq(rows[0].bm, 128);
+    cr_assert_eq(rows[0].bn, 256);
+    cr_assert_eq(rows[0].bk, 64);
+    cr_assert_eq(rows[0].stages, 4);
+    cr_assert_eq(rows[0].consumers, 2);
+    cr_assert_eq(rows[0].cluster, 1);
+    cr_assert_str_eq(rows[1].precision, "tf32");
+    cr_assert_eq(rows[1].bn, 128);
+    cr_assert_eq(rows[1].cluster, 1);
+    cr_assert_str_eq(rows[2].kernel, "mma_sync2");
+    cr_assert_eq(rows[2].bm, 8);
+    cr_assert_eq(rows[2].bn, 512);
+    cr_assert_eq(rows[2].bk, 256);
+    cr_assert_eq(rows[2].stages, 16);
+    cr_assert_eq(rows[2].consumers, 16);
+    cr_assert_eq(rows[2].cluster, 4);
+    cr_assert_str_eq(rows[3].kernel, "k_1");
+    cr_assert_eq(rows[3].bm, 512);
+    cr_assert_eq(rows[3].bk, 8);
+}
+
+Test(tile_config, empty_and_comment_only) {
+    cr_assert_eq(parse_str(""), 0);
+    cr_assert_eq(count, 0);
+    cr_assert_eq(parse_str("# nothing\n\n   \n# \xff\x01 anything goes in a comment\n"), 0, "%s", err);
+    cr_assert_eq(count, 0);
+}
+
+Test(tile_config, field_count) {
+    expect_error("a bf16 8 8 8 1 1\n", 1, "expected 8 fields");
+    expect_error("# c\na bf16 8 8 8 1 1 1 1\n", 2, "too many fields");
+    expect_error("a\n", 1, "found 1");
+}
+
+Test(tile_config, bad_kernel_names) {
+    expect_error("Wgmma bf16 8 8 8 1 1 1\n", 1, "kernel name 'Wgmma'");
+    expect_error("\nwg-mma bf16 8 8 8 1 1 1\n", 2, "may only hold");
+    expect_error("a.b bf16 8 8 8 1 1 1\n", 1, "kernel name");
+    expect_error("abcdefghijklmnopqrstuvwxyz012345 bf16 8 8 8 1 1 1\n", 1, "longer than 31");
+    /* 31 characters is the limit and fits kernel[32] */
+    cr_assert_eq(parse_str("abcdefghijklmnopqrstuvwxyz01234 bf16 8 8 8 1 1 1\n"), 0, "%s", err);
+    cr_assert_str_eq(rows[0].kernel, "abcdefghijklmnopqrstuvwxyz01234");
+}
+
+Test(tile_config, bad_precision) {
+    expect_error("a fp16 8 8 8 1 1 1\n", 1, "precision 'fp16'");
+    expect_error("a BF16 8 8 8 1 1 1\n", 1, "precision 'BF16'");
+    expect_error("a bf16x 8 8 8 1 1 1\n", 1, "not one of fp32, tf32, bf16");
+}
+
+Test(tile_config, bad_numbers) {
+    expect_error("a bf16 12a 8 8 1 1 1\n", 1, "bm '12a' is not a positive decimal integer");
+    expect_error("a bf16 8 -8 8 1 1 1\n", 1, "bn '-8'");
+    expect_error("a bf16 8 8 +8 1 1 1\n", 1, "bk '+8'");
+    expect_error("a bf16 8 8 0x10 1 1 1\n", 1, "bk '0x10'");
+    expect_error("a bf16 8 8 8 1.5 1 1\n", 1, "stages '1.5'");
+    expect_error("a bf16 8 8 8 1 1 99999999999999999999999999\n", 1, "cluster");
+}
+
+Test(tile_config, out_of_range) {
+    expect_error("a bf16 7 8 8 1 1 1\n", 1, "bm '7' is out of range [8, 512]");
+    expect_error("a bf16 513 8 8 1 1 1\n", 1, "bm '513' is out of range");
+    expect_error("a bf16 8 0 8 1 1 1\n", 1, "bn '0' is out of range");
+    expect_error("a bf16 8 1024 8 1 1 1\n", 1, "bn '1024'");
+    expect_error("a bf16 8 8 257 1 1 1\n", 1, "bk '257' is out of range [8, 256]");
+    expect_error("a bf16 8 8 4 1 1 1\n", 1, "bk '4'");
+    expect_error("a bf16 8 8 8 0 1 1\n", 1, "stages '0' is out of range [1, 16]");
+    expect_error("a bf16 8 8 8 17 1 1\n", 1, "stages '17'");
+    expect_error("a bf16 8 8 8 1 0 1\n", 1, "consumers '0'");
+    expect_error("a bf16 8 8 8 1 17 1\n", 1, "consumers '17' is out of range [1, 16]");
+    expect_error("a bf16 8 8 8 1 1 0\n", 1, "cluster '0'");
+    expect_error("a bf16 8 8 8 1 1 5\n", 1, "cluster '5' is out of range [1, 4]");
+    expect_error("a bf16 8 8 8 1 1 4294967297\n", 1, "cluster '4294967297' is out of range");
+}
+
+Test(tile_config, duplicates_rejected) {
+    expect_error("a bf16 8 8 8 1 1 1\nb bf16 8 8 8 1 1 1\n# x\na bf16 16 16 16 2 2 2\n", 4, "duplicate");
+    cr_assert(strstr(err, "'a'") && strstr(err, "'bf16'"), "%s", err);
+    cr_assert_eq(count, 2, "rows before the bad line are kept");
+    /* same kernel, other precision: fine */
+    cr_assert_eq(parse_str("a bf16 8 8 8 1 1 1\na tf32 8 8 8 1 1 1\na fp32 8 8 8 1 1 1\n"), 0, "%s", err);
+    cr_assert_eq(count, 3);
+}
+
+Test(tile_config, duplicates_across_files_with_append) {
+    const char *f1 = "a bf16 8 8 8 1 1 1\n";
+    const char *f2 = "b tf32 8 8 8 1 1 1\n\na bf16 8 8 8 1 1 1\n";
+    count = 0;
+    cr_assert_eq(mg_tile_parse_append(f1, strlen(f1), "one.cfg", rows, MAXR, &count, err, sizeof err), 0);
+    cr_assert_eq(mg_tile_parse_append(f2, strlen(f2), "two.cfg", rows, MAXR, &count, err, sizeof err), -1);
+    cr_assert(strncmp(err, "two.cfg:3: duplicate", 20) == 0, "%s", err);
+}
+
+Test(tile_config, bytes_outside_ascii) {
+    static const char nul[] = "a bf16 8 8 8 1 1 1\nb bf16 8 8\0 8 1 1 1\n";
+    memset(err, 0, sizeof err);
+    cr_assert_eq(mg_tile_parse(nul, sizeof nul - 1, "t.cfg", rows, MAXR, &count, err, sizeof err), -1);
+    cr_assert(strncmp(err, "t.cfg:2: unexpected byte 0x00", 29) == 0, "%s", err);
+    expect_error("a bf16 8 8 8 1 1 1 \xc3\xa9\n", 1, "unexpected byte 0xc3");
+    expect_error("a\x01 bf16 8 8 8 1 1 1\n", 1, "unexpected byte 0x01");
+}
+
+Test(tile_config, respects_len_and_capacity) {
+    /* only the first len bytes count: the text need not be NUL-terminated */
+    const char *text = "a bf16 8 8 8 1 1 1\nGARBAGE";
+    cr_assert_eq(mg_tile_parse(text, 19, "t.cfg", rows, MAXR, &count, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(count, 1);
+    /* a row cut short by len is a short row */
+    cr_assert_eq(mg_tile_parse(text, 12, "t.cfg", rows, MAXR, &count, err, sizeof err), -1);
+    cr_assert(strstr(err, "t.cfg:1: expected 8 fields"), "%s", err);
+    /* capacity */
+    const char *two = "a bf16 8 8 8 1 1 1\nb bf16 8 8 8 1 1 1\n";
+    cr_assert_eq(mg_tile_parse(two, strlen(two), "t.cfg", rows, 1, &count, err, sizeof err), -1);
+    cr_assert(strstr(err, "t.cfg:2: too many rows"), "%s", err);
+    cr_assert_eq(count, 1);
+}
+
+Test(tile_config, default_filename_and_null_err) {
+    const char *bad = "x\n";
+    cr_assert_eq(mg_tile_parse(bad, 2, NULL, rows, MAXR, &count, err, sizeof err), -1);
+    cr_assert(strncmp(err, "<input>:1: ", 11) == 0, "%s", err);
+    cr_assert_eq(mg_tile_parse(bad, 2, "t.cfg", rows, MAXR, &count, NULL, 0), -1);
+}
+
+/* Reads a whole file; NULL if it cannot. */
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = n > 0 ? (size_t)n : 0;
+    return buf;
+}
+
+/* The repository root: the working directory when it holds tile_configs/README.md, else two levels above this
+ * file (test/test_tile_config.c). Writes "" when it finds none. */
+static void repo_root(char *out, size_t n) {
+    FILE *f = fopen("tile_configs/README.md", "r");
+    if (f) {
+        fclose(f);
+        snprintf(out, n, ".");
+        return;
+    }
+    const char *file = __FILE__;
+    const char *slash = strrchr(file, '/');
+    if (slash) {
+        snprintf(out, n, "%.*s/..", (int)(slash - file), file);
+        char probe[1200];
+        snprintf(probe, sizeof probe, "%s/tile_configs/README.md", out);
+        if ((f = fopen(probe, "r"))) {
+            fclose(f);
+            return;
+        }
+    }
+    out[0] = '\0';
+}
+
+Test(tile_config, real_files_parse_and_match_generated_table) {
+    char root[1024], pattern[1100];
+    repo_root(root, sizeof root);
+    if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
+    snprintf(pattern, sizeof pattern, "%s/tile_configs/*.cfg", root);
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    const int grc = glob(pattern, 0, NULL, &g);
+    cr_assert(grc == 0 || grc == GLOB_NOMATCH, "glob failed");
+    static mg_tile_config all[4096];
+    int total = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        size_t len = 0;
+        char *text = slurp(g.gl_pathv[i], &len);
+        cr_assert_not_null(text, "cannot read %s", g.gl_pathv[i]);
+        const int rc = mg_tile_parse_append(text, len, g.gl_pathv[i], all, 4096, &total, err, sizeof err);
+        free(text);
+        cr_assert_eq(rc, 0, "%s", err);
+    }
+    globfree(&g);
+    /* The linked table is exactly what the files say (a stale build/gen would show up here). */
+    cr_assert_eq(mg_tile_config_count, total, "generated table has %d rows, the files %d", mg_tile_config_count,
+                 total);
+    for (int i = 0; i < total; i++) {
+        const mg_tile_config *t = mg_tile_find(all[i].kernel, all[i].precision);
+        cr_assert_not_null(t, "%s %s missing from the generated table", all[i].kernel, all[i].precision);
+        cr_assert(t->bm == all[i].bm && t->bn == all[i].bn && t->bk == all[i].bk && t->stages == all[i].stages &&
+                      t->consumers == all[i].consumers && t->cluster == all[i].cluster,
+                  "%s %s differs from the generated table", all[i].kernel, all[i].precision);
+    }
+}
+
+Test(tile_config, find_absent) {
+    cr_assert_null(mg_tile_find("no_such_kernel", "bf16"));
+    cr_assert_null(mg_tile_find(NULL, "bf16"));
+    cr_assert_null(mg_tile_find("wgmma_tma", NULL));
+    for (int i = 0; i < mg_tile_config_count; i++) {
+        cr_assert_null(mg_tile_find(mg_tile_configs[i].kernel, "fp16"));
+        cr_assert_eq(mg_tile_find(mg_tile_configs[i].kernel, mg_tile_configs[i].precision), &mg_tile_configs[i]);
+    }
+}
+
+/* tools/gen_tiles end to end, when the build tree is where make puts it (BUILD=build). */
+Test(tile_config, generator_reports_file_and_line) {
+    char root[1024];
+    repo_root(root, sizeof root);
+    char gen[1200];
+    snprintf(gen, sizeof gen, "%s/build/gen_tiles", root);
+    FILE *f = root[0] ? fopen(gen, "rb") : NULL;
+    if (!f) cr_skip_test("build/gen_tiles not found (BUILD is not 'build' or not run from the repository)");
+    fclose(f);
+    char dir[] = "/tmp/mg_gen_tiles_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256], cmd[4096];
+    snprintf(path, sizeof path, "%s/bad.cfg", dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("# ok\nk bf16 8 8 8 1 1 1\nk bf16 9 8 8 1 1 1\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' %s/o.h %s/o.c %s 2> %s/err.txt", gen, dir, dir, path, dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "gen_tiles on a bad file: status %d", st);
+    snprintf(path, sizeof path, "%s/err.txt", dir);
+    size_t len = 0;
+    char *msg = slurp(path, &len);
+    cr_assert_not_null(msg);
+    char want[300];
+    snprintf(want, sizeof want, "%s/bad.cfg:3: duplicate", dir);
+    cr_assert(len > 0 && strstr(msg, want) != NULL, "gen_tiles said: %.*s", (int)len, msg);
+    free(msg);
+    snprintf(path, sizeof path, "%s/o.h", dir);
+    cr_assert_null(fopen(path, "r"), "a failed run must not leave an output");
+    /* zero inputs: an empty, compilable table */
+    snprintf(cmd, sizeof cmd, "'%s' %s/o.h %s/o.c", gen, dir, dir);
+    st = system(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(path, sizeof path, "%s/o.c", dir);
+    msg = slurp(path, &len);
+    cr_assert_not_null(msg);
+    cr_assert(strstr(msg, "mg_tile_config_count = 0;"), "%.*s", (int)len, msg);
+    free(msg);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}

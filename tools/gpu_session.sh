@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# tools/gpu_session.sh: everything the project runs on a GPU host, in one call, from a `make bundle` tree.
+#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks bench ncu sanitize python soak (default: all)
+# Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
+# (for `python`) PyTorch: Criterion and the other non-system libraries travel in bundle/lib.
+set -u
+OUT=${1:?usage: tools/gpu_session.sh OUTDIR [steps...]}
+shift
+STEPS=${*:-info tests checks bench ncu sanitize python soak}
+mkdir -p "$OUT"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=$ROOT/bundle/bin
+CUBLAS_DIRS=$(ls -d /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib 2>/dev/null | tr '\n' ':')
+PYCUBLAS=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
+export LD_LIBRARY_PATH=$ROOT/bundle/lib:${CUBLAS_DIRS}${PYCUBLAS}:${LD_LIBRARY_PATH:-}
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+t0=$(date +%s)
+stamp() { say "[$(($(date +%s) - t0))s] $*"; }
+
+if has info; then
+  stamp "info"
+  { nvidia-smi; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv;
+    ldd "$B/maxgemm"; "$B/maxgemm" list; } >"$OUT/info.log" 2>&1
+  grep -E "H200|H100|not found" "$OUT/info.log" | head -5 | tee -a "$SUMMARY"
+fi
+
+if has tests; then
+  stamp "tests: Criterion, every suite (GPU suites included), --jobs 1"
+  timeout 420 "$B/test_maxgemm" --jobs 1 --verbose >"$OUT/tests.log" 2>&1
+  say "tests exit $?"
+  grep -E "^\[(FAIL|----)\]|Synthesis|Tested" "$OUT/tests.log" | tail -40 | tee -a "$SUMMARY"
+fi
+
+if has checks; then
+  stamp "checks: every kernel x claimed precision x max_dim at the headline, --check, full compute"
+  for kid in $("$B/maxgemm" list | awk '$1 ~ /^[0-9]+$/ && $6 == "yes" {print $1}'); do
+    precs=$("$B/maxgemm" list | awk -v k="$kid" '$1 == k {print $3}' | tr ',' ' ')
+    for p in $precs; do
+      for md in 1 0; do
+        if [ "$kid" = 1 ] && [ "$p" != fp32 ]; then continue; fi
+        it=10; [ "$kid" = 1 ] && it=2
+        timeout 120 "$B/maxgemm" run --kernel "$kid" --precision "$p" --max-dim "$md" --check --no-shortcut \
+          --iters $it --warmup 1 --csv "$OUT/checks.csv" >>"$OUT/checks.log" 2>&1
+        rc=$?
+        say "k$kid $p md$md rc=$rc $(tail -2 "$OUT/checks.log" | tr '\n' ' ' | sed 's/  */ /g' | cut -c1-230)"
+      done
+    done
+  done
+  stamp "short-circuit, default job"
+  timeout 60 "$B/maxgemm" run --check --iters 50 >>"$OUT/checks.log" 2>&1
+  say "shortcut rc=$? $(tail -2 "$OUT/checks.log" | tr '\n' ' ' | cut -c1-230)"
+fi
+
+if has bench && [ -x "$B/maxgemm_bench" ]; then
+  stamp "bench: the matrix"
+  (cd "$ROOT" && timeout 560 "$B/maxgemm_bench" --matrix bench/matrix.txt --csv "$OUT/h200.csv") >"$OUT/bench.log" 2>&1
+  say "bench exit $? rows $(wc -l <"$OUT/h200.csv" 2>/dev/null)"
+  tail -5 "$OUT/bench.log" | tee -a "$SUMMARY"
+fi
+
+if has ncu && command -v ncu >/dev/null; then
+  for spec in ${NCU_KERNELS:-4:bf16 4:tf32 6:fp32}; do
+    kid=${spec%%:*}; p=${spec##*:}
+    stamp "ncu kernel $kid $p"
+    timeout 240 ncu --clock-control none --set full --launch-skip 2 --launch-count 1 \
+      -k "regex:^(?!.*(fill|poison|finalize|split|pad|flush|reference|memset)).*" \
+      -o "$OUT/ncu_k${kid}_${p}" "$B/maxgemm" run --kernel "$kid" --precision "$p" --max-dim 1 --no-shortcut \
+      --iters 1 --warmup 2 --no-flush >"$OUT/ncu_k${kid}_${p}.log" 2>&1
+    ncu --import "$OUT/ncu_k${kid}_${p}.ncu-rep" --csv --page raw --metrics \
+      sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,gpu__time_duration.sum,launch__grid_size,launch__block_size \
+      >"$OUT/ncu_k${kid}_${p}.csv" 2>&1
+    say "ncu k$kid $p: $(tail -1 "$OUT/ncu_k${kid}_${p}.csv" | cut -c1-300)"
+  done
+fi
+
+if has sanitize && command -v compute-sanitizer >/dev/null; then
+  stamp "compute-sanitizer: memcheck racecheck synccheck initcheck on every kernel at small odd shapes"
+  for tool in memcheck racecheck synccheck initcheck; do
+    for kid in $("$B/maxgemm" list | awk '$1 ~ /^[0-9]+$/ && $6 == "yes" {print $1}'); do
+      precs=$("$B/maxgemm" list | awk -v k="$kid" '$1 == k {print $3}' | tr ',' ' ')
+      for p in $precs; do
+        for shape in "--m 127 --n 257 --k 129" "--m 200 --n 300 --k 264"; do
+          for md in 1 0; do
+            timeout 120 compute-sanitizer --tool $tool --error-exitcode 99 "$B/maxgemm" run --kernel "$kid" \
+              --precision "$p" $shape --max-dim $md --no-shortcut --iters 1 --warmup 0 --no-flush >>"$OUT/sanitize.log" 2>&1
+            rc=$?
+            [ $rc -ne 0 ] && say "sanitize $tool k$kid $p $shape md$md: rc=$rc"
+            echo "== $tool k$kid $p $shape md$md rc=$rc" >>"$OUT/sanitize.log"
+          done
+        done
+      done
+    done
+  done
+  say "sanitize: $(grep -c '^== ' "$OUT/sanitize.log") runs, $(grep '^== ' "$OUT/sanitize.log" | grep -vc 'rc=0$') non-zero; $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries"
+fi
+
+if has python && [ -f "$ROOT/python/check_model.py" ]; then
+  stamp "python: ModelNew vs Model"
+  MAXGEMM_LIB=$B/libmaxgemm.so PYTHONUNBUFFERED=1 timeout 300 python3 "$ROOT/python/check_model.py" \
+    --out-json "$OUT/pytorch.json" >"$OUT/pytorch.log" 2>&1
+  say "python exit $?"
+  tail -25 "$OUT/pytorch.log" | tee -a "$SUMMARY"
+fi
+
+if has soak && [ -x "$B/maxgemm_soak" ]; then
+  stamp "soak"
+  timeout 240 "$B/maxgemm_soak" >"$OUT/soak.log" 2>&1
+  say "soak exit $?"; tail -6 "$OUT/soak.log" | tee -a "$SUMMARY"
+fi
+stamp "done"
