@@ -27,7 +27,7 @@ TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 
 .PHONY: all lib test test-cpu run bench plots ncu sass bundle clean
-all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test_maxgemm
+all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test_maxgemm $(BUILD)/maxgemm_soak
 
 # tile_configs/*.cfg are data: a generator validates them and emits the instantiation macros and a C table.
 $(BUILD)/gen_tiles: tools/gen_tiles.c src/tile_config.c src/tile_config.h | $(BUILD)/gen
@@ -58,6 +58,14 @@ $(BUILD)/maxgemm: $(BUILD)/obj/cli.o $(BUILD)/libmaxgemm.a
 	$(NVCC) -o $@ $< $(WHOLE_LIB) -lcublas -lcublasLt -lm
 $(BUILD)/test_maxgemm: $(TEST_OBJ) $(BUILD)/libmaxgemm.a
 	$(NVCC) -o $@ $(TEST_OBJ) $(WHOLE_LIB) -lcublas -lcublasLt -lcriterion -lm
+# The reliability soak and the compute-sanitizer sweep (notes/reliability.md). `make sanitize` needs a GPU and
+# compute-sanitizer; without them the script says so and exits 77, which counts as skipped here.
+$(BUILD)/maxgemm_soak: tools/soak.c $(HEADERS) $(BUILD)/libmaxgemm.a | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $(BUILD)/obj/tool_soak.o tools/soak.c
+	$(NVCC) -o $@ $(BUILD)/obj/tool_soak.o $(WHOLE_LIB) -lcublas -lcublasLt -lm
+.PHONY: sanitize
+sanitize: $(BUILD)/maxgemm
+	tools/sanitize.sh $(BUILD) || { rc=$$?; [ $$rc -eq 77 ]; }
 
 $(BUILD)/gen $(BUILD)/obj $(BUILD)/obj/test:
 	mkdir -p $@
@@ -75,12 +83,13 @@ clean:
 # A self-contained bundle for a GPU host that lacks the dev packages: the binaries, the shared library and the
 # non-system shared libraries they load (Criterion and its dependencies), beside a run script. CUDA's own
 # libraries (cudart, cuBLAS) and glibc are left out: the GPU host has its own.
-BUNDLE_BINS := $(BUILD)/maxgemm $(BUILD)/test_maxgemm $(BUILD)/libmaxgemm.so $(wildcard $(BUILD)/maxgemm_bench)
+BUNDLE_BINS := $(BUILD)/maxgemm $(BUILD)/test_maxgemm $(BUILD)/libmaxgemm.so $(wildcard $(BUILD)/maxgemm_bench) \
+               $(wildcard $(BUILD)/maxgemm_soak)
 bundle: all
 	rm -rf bundle && mkdir -p bundle/bin bundle/lib
 	cp $(BUNDLE_BINS) bundle/bin/
 	for f in $(BUNDLE_BINS); do ldd $$f; done | awk '/=> \// {print $$3}' | sort -u | \
-	  grep -v -E '/(libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcublasLt[^/]*|libcudart[^/]*)\.so' | \
+	  grep -v -E '/(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcublasLt[^/]*|libcudart[^/]*)\.so' | \
 	  xargs -r -I{} cp -L {} bundle/lib/
 	@echo "bundle/: $$(ls bundle/bin | tr '\n' ' ')| libs: $$(ls bundle/lib | tr '\n' ' ')"
 
@@ -91,6 +100,7 @@ BENCH_OBJ  := $(BUILD)/obj/bench/bench.o $(BUILD)/obj/bench/matrix.o $(BUILD)/ob
 CSV        ?= bench/results/latest.csv
 BENCH_ARGS ?=
 PLOT_CSV   ?= bench/results/h200.csv
+PLOT_DIR   ?= plots
 README     ?= README.md
 PREC       ?= bf16
 MAXDIM     ?= 1
@@ -120,7 +130,7 @@ bench: $(BUILD)/maxgemm_bench
 # plots/*.png from $(PLOT_CSV) only, then the README results table between its markers.
 plots:
 	@test -f $(PLOT_CSV) || { echo "plots: $(PLOT_CSV) not found: run 'make bench' on an H200 (or PLOT_CSV=FILE)"; exit 1; }
-	@for g in plots/*.gp; do echo "gnuplot $$g"; gnuplot -e "csv='$(PLOT_CSV)'; outdir='plots'" $$g || exit 1; done
+	@for g in plots/*.gp; do echo "gnuplot $$g"; gnuplot -e "csv='$(PLOT_CSV)'; outdir='$(PLOT_DIR)'" $$g || exit 1; done
 	tools/readme_table.sh $(PLOT_CSV) $(README)
 
 # Nsight Compute on one forward of kernel KERNEL: the full report and a CSV of the metrics above.

@@ -397,13 +397,14 @@ mg_status make_map(CUtensorMap *map, const void *base, int64_t rows, int64_t k, 
                           (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE);
 }
 
-/* Host-side state kept in mg_prepared::host: the W descriptors (64-byte aligned, as CUtensorMap requires). */
+/* Host-side state kept in mg_prepared::host: the W descriptors (aligned as CUtensorMap requires). */
 struct PreparedHost {
     CUtensorMap b[2];
 };
 
 inline mg_status alloc_host(mg_prepared *out) {
-    void *h = aligned_alloc(64, sizeof(PreparedHost)); /* sizeof is a multiple of 64 (alignas of CUtensorMap) */
+    /* CUtensorMap is alignas(64) or alignas(128) depending on the CUDA version; sizeof is a multiple of it. */
+    void *h = aligned_alloc(alignof(PreparedHost), sizeof(PreparedHost));
     if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_ws: host allocation failed");
     memset(h, 0, sizeof(PreparedHost));
     out->host = h;

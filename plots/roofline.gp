@@ -49,7 +49,7 @@ plot \
   sel(PTS.',precision=bf16', 'intensity,tflops') using 1:2 with points pt 7 ps 1.6 lc rgb '#1f77b4' title 'bf16 kernels', \
   sel(PTS.',precision=tf32', 'intensity,tflops') using 1:2 with points pt 5 ps 1.6 lc rgb '#2ca02c' title 'tf32 kernels', \
   sel(PTS.',precision=fp32', 'intensity,tflops') using 1:2 with points pt 9 ps 1.8 lc rgb '#d62728' title 'fp32 kernels', \
-  sel(PTS, 'intensity,tflops,kernel,name,precision') using 1:(int($3) % 2 == 0 ? $2 : NaN):(sprintf('k%d %s %s', $3, strcol(4), strcol(5))) \
+  sel(PTS, 'intensity,tflops,kernel,name,precision') using 1:((int($3) % 2 == 0 && int($3) != 0) ? $2 : NaN):(sprintf('k%d %s %s', $3, strcol(4), strcol(5))) \
       with labels left offset 1.2,0 font ",9" notitle, \
-  sel(PTS, 'intensity,tflops,kernel,name,precision') using 1:(int($3) % 2 == 1 ? $2 : NaN):(sprintf('k%d %s %s', $3, strcol(4), strcol(5))) \
+  sel(PTS, 'intensity,tflops,kernel,name,precision') using 1:((int($3) % 2 == 1 || int($3) == 0) ? $2 : NaN):(sprintf('k%d %s %s', $3, strcol(4), strcol(5))) \
       with labels right offset -1.2,0 font ",9" notitle

@@ -29,6 +29,7 @@
 #include "rng.h"
 #include "shortcut.h"
 #include "shortcut_cert.h"
+#include "test_common.h"
 
 /* ================================================================================================================
  * CPU: the certificate
@@ -57,7 +58,8 @@ Test(shortcut_cert, just_below_and_above_the_margin) {
     const double b_fill = LIM - ldexp(1.0, 125);                   /* (1 - 2^-23) 2^125, exact */
     cr_assert_eq(k * x * w + b_fill, LIM);
     cr_assert_eq(mg_shortcut_bound_ok(k, x, w, b_fill), 1, "bound == LIM must certify");
-    cr_assert_eq(mg_shortcut_bound_ok(k, x, w, nextafter(b_fill, INFINITY)), 0, "bound one double ulp above LIM");
+    /* One double ulp of LIM (2^73) above: LIM + 2^73 is exact. (One ulp of b_fill, 2^72, would tie back to LIM.) */
+    cr_assert_eq(mg_shortcut_bound_ok(k, x, w, b_fill + ldexp(1.0, 73)), 0, "bound one double ulp above LIM");
     cr_assert_eq(mg_shortcut_bound_ok(k, x, nextafter(w, INFINITY) * 1.9, b_fill), 0);
     cr_assert_eq(mg_shortcut_bound_ok(k, x, w, 0.0), 1);
     /* The product alone at the limit: k * x * w = LIM exactly with w = LIM / 2^70 (a power-of-two scaling). */
@@ -176,9 +178,12 @@ Test(shortcut_cert, accumulation_at_the_edge_stays_finite) {
                 s_fma = fmaf(xo, wo, s_fma);
                 pair[i] = xo * wo;
             }
-            for (int len = k; len > 1; len = (len + 1) / 2)
-                for (int i = 0; i < len / 2; i++) pair[i] = pair[2 * i] + pair[2 * i + 1], pair[(len + 1) / 2 - 1] =
-                                                               (len & 1) && i == len / 2 - 1 ? pair[len - 1] : pair[(len + 1) / 2 - 1];
+            for (int len = k; len > 1;) {               /* pairwise (tree) summation, as split-K / warp trees do */
+                const int half = (len + 1) / 2;
+                for (int i = 0; i < len / 2; i++) pair[i] = pair[2 * i] + pair[2 * i + 1];
+                if (len & 1) pair[half - 1] = pair[len - 1];
+                len = half;
+            }
             const float s_pair = pair[0] + bf;
             free(pair);
             s_plain += bf;
@@ -195,17 +200,9 @@ Test(shortcut_cert, accumulation_at_the_edge_stays_finite) {
 /* ================================================================================================================
  * GPU helpers
  * ================================================================================================================ */
-static int have_gpu(void) {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        cudaGetLastError();
-        return 0;
-    }
-    return 1;
-}
 #define NEED_GPU()                                                                                               \
     do {                                                                                                         \
-        if (!have_gpu()) cr_skip_test("no CUDA device");                                                        \
+        if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");                                                 \
     } while (0)
 #define CU(call)                                                                                                 \
     do {                                                                                                         \
@@ -297,8 +294,8 @@ static void make_weights(float *W, int64_t n, int64_t k, float *b, int cfg, uint
 static void make_x(float *x, int64_t m, int64_t k, int cfg, uint64_t seed) {
     for (int64_t i = 0; i < m * k; i++) x[i] = mg_rng_uniform(seed, MG_RNG_X, (uint64_t)i, -1.f, 1.f);
     if (k == 0) return;
-    if (cfg == XCFG_ALL_COMPUTE) {                  /* every row over the bound: every row computed */
-        for (int64_t r = 0; r < m; r++) x[r * k + (r % k)] = 1e38f;
+    if (cfg == XCFG_ALL_COMPUTE) {   /* every row above the operand cap (finite in bf16 too): every row computed */
+        for (int64_t r = 0; r < m; r++) x[r * k + (r % k)] = 3e38f;
         return;
     }
     if (cfg != XCFG_PLANTED) return;
@@ -309,7 +306,7 @@ static void make_x(float *x, int64_t m, int64_t k, int cfg, uint64_t seed) {
         case 1: row[c] = NAN; break;
         case 2: row[k - 1] = INFINITY; break;
         case 3: row[0] = -INFINITY; break;
-        case 4: row[c] = 1e38f; break;                                   /* over the bound for k >= 1 with |W|~1 */
+        case 4: row[c] = 1e38f; break;                                   /* over the bound unless k |W| < 0.85 */
         case 5: for (int64_t i = 0; i < k; i++) row[i] = 1e-40f; break; /* denormals */
         case 6: for (int64_t i = 0; i < k; i++) row[i] = -0.0f; break;
         case 7: row[c] = 3.4e38f; break;                                 /* above the operand cap */
@@ -472,33 +469,34 @@ Test(gpu_shortcut, kernels_many_rows_and_big_w, .timeout = 600) {
 
 Test(gpu_shortcut, weight_stats_edges) {
     NEED_GPU();
-    /* NaN as the very first and the very last element of a large unaligned W; K = 0 ignores W entirely. */
+    /* NaN as the very first and the very last element of a large W at an unaligned base; K = 0 ignores W. */
     const int64_t n = 1000, k = 4097;
-    float *W = malloc(sizeof(float) * (size_t)(n * k)), b[3] = {0.5f, -2.0f, 0.25f};
-    cr_assert_not_null(W);
-    for (int64_t i = 0; i < n * k; i++) W[i] = (float)(i % 1000) * 1e-3f;
+    float *W = malloc(sizeof(float) * (size_t)(n * k)), *b = malloc(sizeof(float) * (size_t)n);
+    cr_assert(W && b);
+    for (int64_t j = 0; j < n; j++) b[j] = (float)(j % 7) - 3.0f;   /* max|b| = 3 */
     float *dW, *db, *dws, ws[4];
     CU(cudaMalloc((void **)&dW, sizeof(float) * (size_t)(n * k + 1)));
-    CU(cudaMalloc((void **)&db, sizeof b));
+    CU(cudaMalloc((void **)&db, sizeof(float) * (size_t)n));
     CU(cudaMalloc((void **)&dws, sizeof ws));
-    CU(cudaMemcpy(db, b, sizeof b, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(db, b, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice));
+    const float wmax = (float)999 * 1e-3f;
     for (int where = 0; where < 3; where++) {
         for (int64_t i = 0; i < n * k; i++) W[i] = (float)(i % 1000) * 1e-3f;
         if (where == 1) W[0] = NAN;
         if (where == 2) W[n * k - 1] = NAN;
         CU(cudaMemcpy(dW + 1, W, sizeof(float) * (size_t)(n * k), cudaMemcpyHostToDevice));
-        MG(mg_shortcut_weight_stats(dW + 1, db, 3, n * k / 3, MG_PREC_FP32, dws, NULL));
+        MG(mg_shortcut_weight_stats(dW + 1, db, n, k, MG_PREC_FP32, dws, NULL));
         CU(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
-        cr_assert_eq(ws[0], 0.999f, "max|W| %g", (double)ws[0]);
-        cr_assert_eq(ws[1], 2.0f);
+        cr_assert_eq(ws[0], wmax, "max|W| %g", (double)ws[0]);
+        cr_assert_eq(ws[1], 3.0f);
         cr_assert_eq(ws[2], where ? 1.0f : 0.0f, "where %d: class %g", where, (double)ws[2]);
         cr_assert_eq(f2u(ws[3]), 0u);
     }
     /* K = 0: W is not read (NULL is fine); b alone decides. */
-    MG(mg_shortcut_weight_stats(NULL, db, 3, 0, MG_PREC_FP32, dws, NULL));
+    MG(mg_shortcut_weight_stats(NULL, db, n, 0, MG_PREC_FP32, dws, NULL));
     CU(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
     cr_assert_eq(ws[0], 0.0f);
-    cr_assert_eq(ws[1], 2.0f);
+    cr_assert_eq(ws[1], 3.0f);
     cr_assert_eq(ws[2], 0.0f);
     /* Argument checks. */
     cr_assert_eq(mg_shortcut_weight_stats(dW, db, -1, 4, MG_PREC_FP32, dws, NULL), MG_ERR_SHAPE);
@@ -516,6 +514,7 @@ Test(gpu_shortcut, weight_stats_edges) {
     cr_assert_eq(count, 0);
     cudaFree(dW); cudaFree(db); cudaFree(dws); cudaFree(dcount);
     free(W);
+    free(b);
 }
 
 /* ================================================================================================================
