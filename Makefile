@@ -136,6 +136,7 @@ plots:
 # Nsight Compute on one forward of kernel KERNEL: the full report and a CSV of the metrics above.
 ncu: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
 	@test -n "$(KERNEL)" || { echo "usage: make ncu KERNEL=N [PREC=bf16] [MAXDIM=1] [NCU_REGEX=kernel-name-regex]"; exit 2; }
+	@command -v $(NCU) > /dev/null || { echo "ncu: $(NCU) not found (Nsight Compute; set NCU=/path/to/ncu)"; exit 1; }
 	mkdir -p notes/ncu
 	regex='$(NCU_REGEX)'; [ -n "$$regex" ] || regex=$$($(BUILD)/maxgemm_bench --ncu-regex $(KERNEL)) || exit 1; \
 	$(NCU) --clock-control none --set full -k "regex:$$regex" --launch-count 1 -f -o notes/ncu/$(NCU_TAG) \
@@ -146,9 +147,11 @@ ncu: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
 # SASS of kernel KERNEL's object (build/obj/NN_*.cu.o) and its HGMMA / HMMA / FFMA counts per function.
 sass: $(BUILD)/libmaxgemm.a
 	@test -n "$(KERNEL)" || { echo "usage: make sass KERNEL=N"; exit 2; }
+	@command -v $(CUOBJDUMP) > /dev/null || { echo "sass: $(CUOBJDUMP) not found (set CUOBJDUMP=/path/to/cuobjdump)"; exit 1; }
 	@obj=$$(ls $(BUILD)/obj/$$(printf '%02d' $(KERNEL))_*.cu.o 2>/dev/null | head -1); \
 	test -n "$$obj" || { echo "sass: no $(BUILD)/obj/NN_*.cu.o for kernel $(KERNEL)"; exit 1; }; \
-	mkdir -p notes/sass && $(CUOBJDUMP) -sass $$obj > notes/sass/k$(KERNEL).sass && \
+	mkdir -p notes/sass && $(CUOBJDUMP) -sass $$obj > notes/sass/k$(KERNEL).sass.tmp && \
+	mv notes/sass/k$(KERNEL).sass.tmp notes/sass/k$(KERNEL).sass && echo "sass: $$obj -> notes/sass/k$(KERNEL).sass" && \
 	tools/sass_counts.sh notes/sass/k$(KERNEL).sass | tee notes/sass/k$(KERNEL).counts
 
 # ---- sanitizers and fuzzing (CI: .ci/run) -------------------------------------------------------------------------
@@ -189,7 +192,9 @@ $(BUILD)/fuzz/fuzz_cli_args: fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c 
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(BUILD)/libmaxgemm.a $(LDLIBS)
 fuzz: $(BUILD)/fuzz/fuzz_tile_config $(BUILD)/fuzz/fuzz_cli_args
 	mkdir -p $(BUILD)/fuzz/corpus_tile_config $(BUILD)/fuzz/corpus_cli_args
-	$(BUILD)/fuzz/fuzz_tile_config -max_total_time=$(FUZZ_TIME) -max_len=4096 -dict=fuzz/tile_config.dict \
-	  -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_tile_config fuzz/corpus/tile_config
-	$(BUILD)/fuzz/fuzz_cli_args -max_total_time=$(FUZZ_TIME) -max_len=1024 -dict=fuzz/cli_args.dict \
-	  -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_cli_args fuzz/corpus/cli_args
+	@for t in tile_config:4096 cli_args:1024; do name=$${t%%:*}; \
+	  echo "fuzz_$$name: $(FUZZ_TIME) s (log: $(BUILD)/fuzz/$$name.log)"; \
+	  $(BUILD)/fuzz/fuzz_$$name -max_total_time=$(FUZZ_TIME) -max_len=$${t#*:} -dict=fuzz/$$name.dict \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_$$name fuzz/corpus/$$name > $(BUILD)/fuzz/$$name.log 2>&1 \
+	    || { tail -n 60 $(BUILD)/fuzz/$$name.log; echo "fuzz_$$name FAILED: reproduce with $(BUILD)/fuzz/fuzz_$$name $(BUILD)/fuzz/crash-*"; exit 1; }; \
+	  grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz/$$name.log; done

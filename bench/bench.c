@@ -36,7 +36,8 @@
 #include <string.h>
 #include <time.h>
 
-_Static_assert(MGM_FP32 == MG_PREC_FP32 && MGM_TF32 == MG_PREC_TF32 && MGM_BF16 == MG_PREC_BF16,
+_Static_assert((int)MGM_FP32 == (int)MG_PREC_FP32 && (int)MGM_TF32 == (int)MG_PREC_TF32 &&
+                   (int)MGM_BF16 == (int)MG_PREC_BF16,
                "matrix.h numbers precisions as mg_precision");
 
 #ifndef MG_GIT_COMMIT
@@ -68,7 +69,7 @@ typedef struct env {
     cudaStream_t stream;
     mg_timer *timer;
     int sm, num_sms;
-    char gpu[128], driver[64], cuda[32], cublas[32], commit[96];
+    char gpu[260], driver[160], driver_cuda[16], cuda[16], cublas[48], commit[96];
     int max_clock_mhz;
     /* NVML through dlopen (never linked): the driver version and the SM clock right after each row's samples. */
     void *nvml_lib, *nvml_dev;
@@ -98,9 +99,8 @@ static void nvml_open(env *e, int dev) {
         e->nvml_clock = NULL;
         return;
     }
-    char v[80], cuda_drv[64];
-    snprintf(cuda_drv, sizeof cuda_drv, "%s", e->driver);
-    if (drv && drv(v, sizeof v) == 0) snprintf(e->driver, sizeof e->driver, "%s (CUDA %s)", v, cuda_drv);
+    char v[80];
+    if (drv && drv(v, sizeof v) == 0) snprintf(e->driver, sizeof e->driver, "%s (CUDA %s)", v, e->driver_cuda);
 }
 
 /* The SM clock now (NVML_CLOCK_SM = 1), else the device's maximum. */
@@ -668,10 +668,11 @@ int main(int argc, char **argv) {
     if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess) e.max_clock_mhz = khz / 1000;
     int v = 0;
     cudaDriverGetVersion(&v);
-    snprintf(e.driver, sizeof e.driver, "%d.%d", v / 1000, (v % 1000) / 10);
+    snprintf(e.driver_cuda, sizeof e.driver_cuda, "%d.%d", (v / 1000) % 1000, (v % 1000) / 10);
+    snprintf(e.driver, sizeof e.driver, "CUDA %s", e.driver_cuda);   /* NVML adds the driver's own version */
     cudaRuntimeGetVersion(&v);
-    snprintf(e.cuda, sizeof e.cuda, "%d.%d", v / 1000, (v % 1000) / 10);
-    int cma = 0, cmi = 0, cpa = 0;
+    snprintf(e.cuda, sizeof e.cuda, "%d.%d", (v / 1000) % 1000, (v % 1000) / 10);
+    int cma = 0, cmi = 0, cpa = 0;   /* small numbers: the %d.%d.%d below fits cublas[48] */
     cublasGetProperty(MAJOR_VERSION, &cma);
     cublasGetProperty(MINOR_VERSION, &cmi);
     cublasGetProperty(PATCH_LEVEL, &cpa);

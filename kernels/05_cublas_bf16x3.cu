@@ -46,7 +46,11 @@ int64_t padded_ld(int64_t k) { return (k + 7) / 8 * 8; }   /* bf16 rows of a mul
 size_t y_bytes(const mg_problem *p) { return align256((size_t)p->m * (size_t)p->n * sizeof(float)); }
 size_t xpart_bytes(const mg_problem *p) { return align256((size_t)p->m * (size_t)padded_ld(p->k) * 2); }
 
-int bf16x3_partial_tiles(const mg_problem *p) { (void)p; return 1; }
+/* 1 row, or the exact fallback's rows when W holds +-inf (see mg_prepared.exact_fallback). */
+int bf16x3_partial_tiles(const mg_problem *p) {
+    const int naive = mg_ops_naive.partial_tiles(p);
+    return naive > 1 ? naive : 1;
+}
 
 size_t bf16x3_workspace_bytes(const mg_problem *p) { return y_bytes(p) + 2 * xpart_bytes(p); }
 
@@ -74,6 +78,10 @@ mg_status bf16x3_prepare(const mg_problem *p, const void *w, const void *b, mg_p
     const int64_t ld = padded_ld(p->k);
     out->ld = (int)ld;
     if (p->n == 0 || ld == 0) return MG_OK;          /* nothing to split; launch never reads W */
+    int has_inf = 0;
+    if ((st = mg_has_inf_f32((const float *)w, (size_t)p->n * (size_t)p->k, &has_inf, stream)) != MG_OK) return st;
+    out->exact_fallback = has_inf;
+    if (has_inf) return MG_OK;                        /* launch runs the exact SIMT kernel on W itself */
     const size_t bytes = (size_t)p->n * (size_t)ld * 2;
     for (int i = 0; i < 2; i++) {
         cudaError_t e = cudaMalloc(&out->buf[i], bytes);
@@ -94,6 +102,7 @@ mg_status bf16x3_launch(mg_launch_args *a) {
     const mg_problem *p = &a->p;
     mg_status st = bf16x3_supports(p, 0);
     if (st != MG_OK) return st;
+    if (a->prep && a->prep->exact_fallback) return mg_ops_naive.launch(a);
     a->ntiles = 1;
     const int len = mg_partial_len(p);
     if (len == 0) return MG_OK;                       /* empty output: nothing to reduce */

@@ -31,7 +31,12 @@ using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3, MG_TILE_wgmma_bf16x3_fp32>;
 int64_t x3_ld(const mg_problem *p) { return mgws::padded_k<CfgX3>(p->k); }
 size_t x_part_bytes(const mg_problem *p) { return mgws::align256((size_t)p->m * (size_t)x3_ld(p) * 2); }
 
-int x3_partial_tiles(const mg_problem *p) { return mgws::partial_rows<CfgX3>(p); }
+int x3_rows(const mg_problem *p) { return mgws::partial_rows<CfgX3>(p); }
+/* Room for the exact fallback's rows too (W holding +-inf, see mg_prepared.exact_fallback). */
+int x3_partial_tiles(const mg_problem *p) {
+    const int own = x3_rows(p), naive = mg_ops_naive.partial_tiles(p);
+    return own > naive ? own : naive;
+}
 
 size_t x3_workspace_bytes(const mg_problem *p) { return p->k == 0 ? 0 : 2 * x_part_bytes(p); }
 
@@ -53,6 +58,10 @@ mg_status x3_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     const int64_t ld = x3_ld(p);
     out->ld = (int)ld;
     if (p->n == 0 || p->k == 0) return MG_OK; /* no k-iterations: the kernel never reads W */
+    int has_inf = 0;
+    if ((st = mg_has_inf_f32((const float *)w, (size_t)p->n * (size_t)p->k, &has_inf, stream)) != MG_OK) return st;
+    out->exact_fallback = has_inf;
+    if (has_inf) return MG_OK;                /* launch runs the exact SIMT kernel on W itself */
     const size_t bytes = (size_t)p->n * (size_t)ld * 2;
     if ((st = mgws::dev_alloc(out, 0, bytes, "wgmma_bf16x3 W hi")) != MG_OK ||
         (st = mgws::dev_alloc(out, 1, bytes, "wgmma_bf16x3 W lo")) != MG_OK ||
@@ -73,7 +82,8 @@ mg_status x3_launch(mg_launch_args *a) {
     const mg_problem *p = &a->p;
     mg_status st = x3_supports(p, 0);
     if (st != MG_OK) return st;
-    a->ntiles = x3_partial_tiles(p);
+    if (a->prep && a->prep->exact_fallback) return mg_ops_naive.launch(a);
+    a->ntiles = x3_rows(p);
     if (mg_partial_len(p) == 0) return MG_OK;
     if (p->m == 0 || p->n == 0)
         return mg_set_error(MG_ERR_SHAPE, "wgmma_bf16x3: max over an empty dimension (M=%d, N=%d, max_dim %d)",

@@ -115,3 +115,33 @@ extern "C" mg_status mg_split_bf16(const float *src, int64_t rows, int64_t cols,
     MG_LAUNCH_CHECK();
     return MG_OK;
 }
+
+/* ---- +-inf detection for the split kernels' exact fallback ------------------------------------------- */
+namespace {
+__global__ void __launch_bounds__(256) has_inf_kernel(const float *__restrict__ src, size_t count, int *flag) {
+    int found = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        found |= isinf(src[i]) ? 1 : 0;
+    if (__syncthreads_or(found) && threadIdx.x == 0) *flag = 1;
+}
+}  // namespace
+
+extern "C" mg_status mg_has_inf_f32(const float *src, size_t count, int *has_inf, void *stream) {
+    *has_inf = 0;
+    if (count == 0) return MG_OK;
+    cudaStream_t s = (cudaStream_t)stream;
+    int *d_flag = NULL;
+    MG_CUDA_TRY(cudaMallocAsync((void **)&d_flag, sizeof(int), s));
+    cudaError_t e = cudaMemsetAsync(d_flag, 0, sizeof(int), s);
+    if (e == cudaSuccess) {
+        has_inf_kernel<<<1024, 256, 0, s>>>(src, count, d_flag);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(has_inf, d_flag, sizeof(int), cudaMemcpyDeviceToHost, s);
+    cudaError_t f = cudaFreeAsync(d_flag, s);
+    if (e == cudaSuccess) e = f;
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess)
+        return mg_set_error(MG_ERR_CUDA, "mg_has_inf_f32: %s", cudaGetErrorString(e));
+    return MG_OK;
+}

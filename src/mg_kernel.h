@@ -36,6 +36,9 @@ typedef struct mg_prepared {
     size_t bytes[4];
     void *host;             /* host-side state (e.g. TMA descriptors), malloc'ed */
     int ld;                 /* leading dimension of the prepared W, if padded */
+    int exact_fallback;     /* split kernels: W holds +-inf, which a bf16 hi/lo split cannot carry exactly
+                             * (x_lo * W_hi = 0 * inf = NaN where fp32 gives +-inf): launch runs the exact
+                             * fp32 SIMT kernel (naive) instead. Rare inputs, exact semantics. */
 } mg_prepared;
 
 typedef struct mg_launch_args {
@@ -105,6 +108,9 @@ mg_status mg_set_error(mg_status s, const char *fmt, ...)
 mg_status mg_finalize(const float *partial, int ntiles, int len, int max_dim, mg_precision prec,
                       void *out, void *scratch /* >= mg_finalize_scratch_bytes(len) */, void *stream);
 size_t mg_finalize_scratch_bytes(int len);
+
+/* The exact SIMT kernel the split kernels fall back to (kernels/01_naive.cu). */
+extern const mg_kernel_ops mg_ops_naive;
 
 /* Helpers -------------------------------------------------------------------------------------- */
 static inline int mg_cdiv(int a, int b) { return (a + b - 1) / b; }

@@ -11,6 +11,9 @@ extern "C" {
 #endif
 mg_status mg_split_bf16(const float *src, int64_t rows, int64_t cols, int64_t ld, uint16_t *hi, uint16_t *lo,
                         void *stream);
+/* Sets *has_inf to 1 when any of the count floats is +inf or -inf (NaN does not count: NaN in W gives NaN
+ * products in every scheme, as in fp32). Synchronous on stream (called once per mg_set_weights). */
+mg_status mg_has_inf_f32(const float *src, size_t count, int *has_inf, void *stream);
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
  * (make test runs from the repository root) or from this source file's location. */
 #include "test_common.h"
 
+#include "mg_kernel.h"
 #include "tile_config.h"
 
 #include <glob.h>
@@ -288,4 +289,20 @@ Test(tile_config, generator_reports_file_and_line) {
     free(msg);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+/* Every registry row that names a tile config has a row for each precision it claims: the registry, the .cfg
+ * files and the kernels' MG_TILE_* macros cannot drift apart silently. */
+Test(tile_config, registry_tile_configs_exist) {
+    for (int i = 0; i < mg_registry_count(); i++) {
+        const mg_kernel *k = mg_registry_at(i);
+        if (strcmp(k->tile_config, "-") == 0) continue;
+        for (int p = 0; p < MG_PREC_COUNT; p++) {
+            if (!(k->precisions & (1u << p))) continue;
+            const char *prec = mg_precision_name((mg_precision)p);
+            cr_assert_not_null(mg_tile_find(k->tile_config, prec),
+                               "kernel %d (%s) names tile config '%s' but tile_configs/ has no '%s %s' row", k->id,
+                               k->name, k->tile_config, k->tile_config, prec);
+        }
+    }
 }

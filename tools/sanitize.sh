@@ -24,6 +24,8 @@ if [ ! -x "$MG" ]; then
   echo "sanitize: $MG not found or not executable (build it with make, or pass the bundle's bin/)" >&2
   exit 2
 fi
+# A bundle tree keeps its non-system libraries beside bin/ (make bundle); the caller supplies cuBLAS's directory.
+[ -d "$BIN/../lib" ] && export LD_LIBRARY_PATH="$(cd "$BIN/../lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TOOLS=${TOOLS:-memcheck racecheck synccheck initcheck}
 NCPU=$(nproc 2>/dev/null || echo 2)
 JOBS=${JOBS:-$((NCPU / 2 < 1 ? 1 : (NCPU / 2 > 8 ? 8 : NCPU / 2)))}

@@ -364,13 +364,17 @@ static void shape_for(soak *s, const cfg *c, int64_t *M, int64_t *n, int64_t *k,
 
 /* Phase 1: one long-lived plan of capacity M per (configuration, variant), `calls` forwards with varying m. */
 static void phase_one_plan(soak *s, cfg *c, int variant, long calls) {
-    int64_t M, n, k;
-    shape_for(s, c, &M, &n, &k, 0);
-    if (M < 64) M = 64 + (M % 64);          /* a capacity with room for many distinct batch sizes */
-    if (k < 8) k = 8 + k;                    /* room for the planted -inf */
+    int64_t M = 0, n = 0, k = 0;
     const int max_dim = variant == 0 ? 0 : 1;
     const mg_precision prec = c->prec;
-    mg_plan *plan = make_plan(s, c, M, n, k, max_dim, 1);
+    mg_plan *plan = NULL;
+    /* A kernel may decline a shape: a few tries, so every configuration gets its long-lived plan. */
+    for (int attempt = 0; attempt < 4 && !plan; attempt++) {
+        shape_for(s, c, &M, &n, &k, 0);
+        if (M < 64) M = 64 + (M % 64);      /* a capacity with room for many distinct batch sizes */
+        if (k < 8) k = 8 + k;                /* room for the planted -inf */
+        plan = make_plan(s, c, M, n, k, max_dim, 1);
+    }
     if (!plan) return;
     char label[96];
     snprintf(label, sizeof label, "%s one-plan max_dim %d", c->label, max_dim);
