@@ -10,6 +10,9 @@ CUDA_HOME  := /usr/local/cuda
 endif
 GENCODE    ?= -gencode=arch=compute_90a,code=sm_90a
 BUILD      ?= build
+# The tile shapes compiled in (tile_configs/README.md). tools/tune.sh builds variants with TILE_DIR=<dir> and a
+# separate BUILD=<dir>, so a variant never mixes with the default build's objects.
+TILE_DIR   ?= tile_configs
 
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=c11 -Wall -Wextra -D_GNU_SOURCE -fPIC -Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include
@@ -32,8 +35,8 @@ all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test
 # tile_configs/*.cfg are data: a generator validates them and emits the instantiation macros and a C table.
 $(BUILD)/gen_tiles: tools/gen_tiles.c src/tile_config.c src/tile_config.h | $(BUILD)/gen
 	$(CC) $(CFLAGS) -DMG_TILE_PARSER_ONLY -o $@ tools/gen_tiles.c src/tile_config.c
-$(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c &: $(BUILD)/gen_tiles $(wildcard tile_configs/*.cfg)
-	$(BUILD)/gen_tiles $(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c $(sort $(wildcard tile_configs/*.cfg))
+$(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c &: $(BUILD)/gen_tiles $(wildcard $(TILE_DIR)/*.cfg)
+	$(BUILD)/gen_tiles $(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c $(sort $(wildcard $(TILE_DIR)/*.cfg))
 $(BUILD)/obj/mg_tiles.o: $(BUILD)/gen/mg_tiles.c $(BUILD)/gen/mg_tiles.h | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 

@@ -84,8 +84,8 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     st = mgws::alloc_host(out);
     if (st == MG_OK) {
         mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
-        st = p->prec == MG_PREC_BF16 ? mgws::make_map<CfgBF16>(&h->b[0], base, p->n, p->k, ld, CfgBF16::BN)
-                                     : mgws::make_map<CfgTF32>(&h->b[0], base, p->n, p->k, ld, CfgTF32::BN);
+        st = p->prec == MG_PREC_BF16 ? mgws::make_map<CfgBF16>(&h->b[0], base, p->n, p->k, ld, CfgBF16::B_BOX_ROWS)
+                                     : mgws::make_map<CfgTF32>(&h->b[0], base, p->n, p->k, ld, CfgTF32::B_BOX_ROWS);
     }
     if (st != MG_OK) mgws::release_prepared(out);
     return st;

@@ -73,7 +73,7 @@ mg_status x3_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     }
     mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
     for (int q = 0; q < 2 && st == MG_OK; q++)
-        st = mgws::make_map<CfgX3>(&h->b[q], out->buf[q], p->n, p->k, ld, CfgX3::BN);
+        st = mgws::make_map<CfgX3>(&h->b[q], out->buf[q], p->n, p->k, ld, CfgX3::B_BOX_ROWS);
     if (st != MG_OK) mgws::release_prepared(out);
     return st;
 }

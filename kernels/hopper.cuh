@@ -118,6 +118,22 @@ __device__ __forceinline__ void mg_mbar_wait(uint64_t *bar, uint32_t parity) {
     }
 }
 
+/* mg_mbar_wait with acquire at CLUSTER scope: for a barrier that threads of OTHER CTAs of the cluster arrive on
+ * (release.cluster), e.g. the producer's empty-barrier wait when the peer CTA's consumers release the stage that
+ * this CTA's TMA multicast will overwrite in the peer's shared memory. */
+__device__ __forceinline__ void mg_mbar_wait_cluster(uint64_t *bar, uint32_t parity) {
+    uint32_t done = 0;
+    while (!done) {
+        asm volatile(
+            "{\n.reg .pred p;\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(mg_smem_u32(bar)), "r"(parity)
+            : "memory");
+    }
+}
+
 /* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates
  * the address; release at cluster scope). Used to tell the CTA that issued a multicast load that this CTA is
  * done with the stage. cta_rank may be this CTA. */
@@ -139,6 +155,18 @@ __device__ __forceinline__ uint32_t mg_cluster_ctarank() {
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
+/* Index of this CTA's cluster in the grid (x) and the number of clusters (x): with a 1D grid of 1D clusters,
+ * the CTAs of cluster c are exactly those that read mg_cluster_id_x() == c, whatever the hardware's placement. */
+__device__ __forceinline__ uint32_t mg_cluster_id_x() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ uint32_t mg_num_clusters_x() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+    return r;
+}
 __device__ __forceinline__ uint32_t mg_cluster_nctarank() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
@@ -156,6 +184,14 @@ __device__ __forceinline__ void mg_cluster_wait() {
 __device__ __forceinline__ void mg_cluster_sync() {
     mg_cluster_arrive();
     mg_cluster_wait();
+}
+/* The same without .aligned: legal when the threads of a warp reach it at different times (divergent role code,
+ * e.g. one producer thread leaving its loop while its 31 warp mates arrived long before). Callers make every
+ * thread of every CTA of the cluster execute it once per use (no thread returns early), so the question of how
+ * exited threads count never arises. */
+__device__ __forceinline__ void mg_cluster_sync_unaligned() {
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 /* ============================================================================================== */

@@ -29,7 +29,10 @@
  *   (atomicAdd on d_wstats[3]; bit 31 is OR-ed in first by a block that flagged a row). The last block to arrive:
  *   if no block flagged anything, writes *d_count = 0 (the common case: no second kernel, no memset); otherwise it
  *   compacts the flags in place into the ascending row list d_rows[0..count) and writes *d_count. Either way it
- *   resets the ticket. The memory ordering follows cooperative groups' grid barrier: __syncthreads, then thread 0
+ *   resets the ticket and, when asked (mg_shortcut_classify_signal), reports the count without a host copy:
+ *   cudaGraphSetConditional(handle, count > 0) for the IF node of mg_forward's graph, or the count and a sequence
+ *   number into mapped pinned host memory for the polling host. The whole tail is one out-of-line call
+ *   (last_block_tail) so the hot path keeps 32 registers and no spills. The memory ordering follows cooperative groups' grid barrier: __syncthreads, then thread 0
  *   fences and does the atomic; the last block's thread 0 fences again before the block reads others' flags (with
  *   ld.cg, L2, never a stale L1 line).
  *
@@ -40,6 +43,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mg_kernel.h"
 #include "shortcut.h"
@@ -165,7 +169,7 @@ __global__ void __launch_bounds__(kThreads)
  * the flags rows[0..m) into ascending row indices rows[0..count), 256 rows per step. A step reads all its flags
  * before the barrier inside and writes after it, to positions base + prefix <= its own first row + tid: never a
  * flag that is still to be read. Kept out of line so its registers do not count against the hot path. */
-__device__ __noinline__ void compact_flags(int *rows, int m, int *count) {
+__device__ __noinline__ int compact_flags(int *rows, int m, int *count) {
     __shared__ int s_cnt[kWarps];
     const int warp = threadIdx.x / 32, l32 = threadIdx.x % 32;
     int base = 0;
@@ -186,6 +190,40 @@ __device__ __noinline__ void compact_flags(int *rows, int m, int *count) {
         __syncthreads();                                 /* s_cnt is rewritten by the next step */
     }
     if (threadIdx.x == 0) *count = base;
+    return base;                                         /* the same in every thread */
+}
+
+/* Tells the host side how many rows need the GEMM, from thread 0 of the last block, after *count is written:
+ *   graph mode: cudaGraphSetConditional(cond, count > 0) opens the IF node that follows classify in the plan's
+ *               graph (the node's default is 0 at every launch; setting it explicitly either way keeps this
+ *               independent of that default). One call per launch: no racing calls, as the API requires.
+ *   poll mode:  the count, a system-scope fence, then the sequence number, into mapped pinned host memory; the
+ *               host spins on the sequence word, so once it sees this launch's number the count beside it is
+ *               this launch's too.
+ * Out of line (like compact_flags) so the hot path's register budget does not pay for it. */
+__device__ __forceinline__ void signal_count(cudaGraphConditionalHandle cond, int has_cond, unsigned *host_word,
+                                          unsigned seq, int cnt) {
+    if (has_cond) cudaGraphSetConditional(cond, cnt > 0 ? 1u : 0u);
+    if (host_word) {
+        volatile unsigned *hw = host_word;
+        hw[0] = (unsigned)cnt;
+        __threadfence_system();
+        hw[1] = seq;
+    }
+}
+
+/* The last block of classify, once every block's flags are in: the count (compacting the flags when some block
+ * flagged a row), the ticket reset, the report. Out of line, with the signal passed by address (a __grid_constant__
+ * parameter: no local copy), so the hot path keeps its 32 registers without spills. */
+__device__ __noinline__ void last_block_tail(bool any, int *rows, int m, int *count, unsigned *ticket,
+                                             const mg_shortcut_signal *sig) {
+    int cnt = 0;
+    if (any) cnt = compact_flags(rows, m, count);    /* rare: some row needs the GEMM */
+    else if (threadIdx.x == 0) *count = 0;           /* the common case: nothing to compute */
+    if (threadIdx.x == 0) {
+        atomicExch(ticket, 0u);                      /* zero for the next launch */
+        if (sig->has_cond || sig->host_word) signal_count(sig->cond, sig->has_cond, sig->host_word, sig->seq, cnt);
+    }
 }
 
 /* TPR threads per row, kThreads / TPR rows per block. T: uint32_t (fp32/tf32) or uint16_t (bf16); out has the
@@ -196,7 +234,7 @@ template <typename T, int TPR>
 __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2048 threads) per SM, so the
                                                     headline's 1024 rows are all resident in one wave */
     classify_kernel(const T *__restrict__ x, int m, int k, const float *ws, unsigned *ticket, T *__restrict__ out,
-                    int *rows, int *count) {
+                    int *rows, int *count, const __grid_constant__ mg_shortcut_signal sig) {
     using E = Elem<T>;
     static_assert(TPR == 1 || TPR == 8 || TPR == 32 || TPR == kThreads, "TPR: 1, 8, 32 or a whole block");
     constexpr int RPB = kThreads / TPR;
@@ -268,9 +306,7 @@ __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2
     __syncthreads();
     const unsigned last = s_last;
     if (!(last & 1u)) return;
-    if (last & kTicketAny) compact_flags(rows, m, count);     /* rare: some row needs the GEMM */
-    else if (threadIdx.x == 0) *count = 0;                     /* the common case: nothing to compute */
-    if (threadIdx.x == 0) atomicExch(ticket, 0u);              /* zero for the next launch */
+    last_block_tail((last & kTicketAny) != 0u, rows, m, count, ticket, &sig);
 }
 
 /* ---- gather / scatter ------------------------------------------------------------------------------------------ */
@@ -283,6 +319,21 @@ __global__ void __launch_bounds__(kThreads)
         const V *s = x + (int64_t)rows[r] * row_units;
         V *d = xg + (int64_t)r * row_units;
         for (int64_t c = threadIdx.x; c < row_units; c += kThreads) d[c] = s[c];
+    }
+}
+
+/* out[r] = outg[r] for the rows r = rows[t], t < *count: outg holds the full computation of every row (the rare
+ * case of mg_forward), and only the rows classify could not decide are copied. The count is read on the device,
+ * so the grid is sized for max_count (the problem's M) and the launch needs nothing from the host. */
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    scatter_rows_kernel(const T *__restrict__ outg, const int *__restrict__ rows, const int *__restrict__ count,
+                        int max_count, T *__restrict__ out) {
+    const int c = *count;
+    const int n = c < max_count ? c : max_count;
+    for (int t = blockIdx.x * kThreads + threadIdx.x; t < n; t += gridDim.x * kThreads) {
+        const int r = rows[t];
+        if ((unsigned)r < (unsigned)max_count) out[r] = outg[r];
     }
 }
 
@@ -317,13 +368,13 @@ mg_status launch_wstats(const void *W, const void *b, int64_t n, int64_t k, floa
 
 template <typename T, int TPR>
 mg_status launch_classify_tpr(const void *x, int m, int k, const float *ws, void *out, int *rows, int *count,
-                              cudaStream_t st) {
+                              const mg_shortcut_signal &sig, cudaStream_t st) {
     constexpr int RPB = kThreads / TPR;
     const unsigned blocks = (unsigned)(((int64_t)m + RPB - 1) / RPB);
     /* The ticket is d_wstats[3] (see the header comment); classify is the only writer between weight_stats. */
     unsigned *ticket = reinterpret_cast<unsigned *>(const_cast<float *>(ws) + 3);
     classify_kernel<T, TPR><<<blocks, kThreads, 0, st>>>(static_cast<const T *>(x), m, k, ws, ticket,
-                                                         static_cast<T *>(out), rows, count);
+                                                         static_cast<T *>(out), rows, count, sig);
     MG_LAUNCH_CHECK();
     return MG_OK;
 }
@@ -332,12 +383,13 @@ mg_status launch_classify_tpr(const void *x, int m, int k, const float *ws, void
  * K >= 2048 fp32: the headline), a warp from 512 B (one load per lane), 8 lanes from 64 B, else one thread. */
 template <typename T>
 mg_status launch_classify(const void *x, int m, int k, const float *ws, void *out, int *rows, int *count,
-                          cudaStream_t st) {
+                          const mg_shortcut_signal &sig, cudaStream_t st) {
     const int64_t row_bytes = k * (int64_t)sizeof(T);
-    if (row_bytes >= 2 * 16 * kThreads) return launch_classify_tpr<T, kThreads>(x, m, k, ws, out, rows, count, st);
-    if (row_bytes >= 16 * 32) return launch_classify_tpr<T, 32>(x, m, k, ws, out, rows, count, st);
-    if (row_bytes >= 16 * 4) return launch_classify_tpr<T, 8>(x, m, k, ws, out, rows, count, st);
-    return launch_classify_tpr<T, 1>(x, m, k, ws, out, rows, count, st);
+    if (row_bytes >= 2 * 16 * kThreads)
+        return launch_classify_tpr<T, kThreads>(x, m, k, ws, out, rows, count, sig, st);
+    if (row_bytes >= 16 * 32) return launch_classify_tpr<T, 32>(x, m, k, ws, out, rows, count, sig, st);
+    if (row_bytes >= 16 * 4) return launch_classify_tpr<T, 8>(x, m, k, ws, out, rows, count, sig, st);
+    return launch_classify_tpr<T, 1>(x, m, k, ws, out, rows, count, sig, st);
 }
 
 template <typename T>
@@ -380,8 +432,9 @@ extern "C" mg_status mg_shortcut_weight_stats(const void *W, const void *b, int6
                                 : launch_wstats<uint32_t>(W, b, n, k, d_wstats, st);
 }
 
-extern "C" mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, mg_precision prec, const float *d_wstats,
-                                          void *out, int *d_rows, int *d_count, void *stream) {
+extern "C" mg_status mg_shortcut_classify_signal(const void *x, int64_t m, int64_t k, mg_precision prec,
+                                                 const float *d_wstats, void *out, int *d_rows, int *d_count,
+                                                 const mg_shortcut_signal *signal, void *stream) {
     mg_status s = check_prec(prec);
     if (s != MG_OK) return s;
     if (m < 0 || k < 0)
@@ -395,13 +448,55 @@ extern "C" mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, m
     if ((x && !aligned(x, es)) || (out && !aligned(out, es)) || !aligned(d_wstats, 4) || !aligned(d_count, 4) ||
         (d_rows && !aligned(d_rows, 4)))
         return mg_set_error(MG_ERR_UNSUPPORTED, "shortcut classify: x and out must be %zu-byte aligned", es);
+    mg_shortcut_signal sig;
+    memset(&sig, 0, sizeof sig);
+    if (signal) sig = *signal;
+    if (sig.host_word && !aligned(sig.host_word, 8))
+        return mg_set_error(MG_ERR_INVALID_ARG, "shortcut classify: the host signal words must be 8-byte aligned");
     cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (m == 0) {   /* no rows, no kernel: the count is zero */
+        if (sig.has_cond || sig.host_word)   /* nothing would signal: the library never asks for this */
+            return mg_set_error(MG_ERR_SHAPE, "shortcut classify: M = 0 with a completion signal");
         MG_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(int), st));
         return MG_OK;
     }
-    return prec == MG_PREC_BF16 ? launch_classify<uint16_t>(x, (int)m, (int)k, d_wstats, out, d_rows, d_count, st)
-                                : launch_classify<uint32_t>(x, (int)m, (int)k, d_wstats, out, d_rows, d_count, st);
+    return prec == MG_PREC_BF16
+               ? launch_classify<uint16_t>(x, (int)m, (int)k, d_wstats, out, d_rows, d_count, sig, st)
+               : launch_classify<uint32_t>(x, (int)m, (int)k, d_wstats, out, d_rows, d_count, sig, st);
+}
+
+extern "C" mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, mg_precision prec, const float *d_wstats,
+                                          void *out, int *d_rows, int *d_count, void *stream) {
+    return mg_shortcut_classify_signal(x, m, k, prec, d_wstats, out, d_rows, d_count, NULL, stream);
+}
+
+extern "C" mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision prec, const int *d_rows,
+                                              const int *d_count, int64_t max_count, void *out, void *stream) {
+    mg_status s = check_prec(prec);
+    if (s != MG_OK) return s;
+    if (max_count < 0 || max_count > 0x7fffffff)
+        return mg_set_error(MG_ERR_SHAPE, "shortcut scatter_rows: max_count=%lld must be in [0, 2^31-1]",
+                            (long long)max_count);
+    if (max_count == 0) return MG_OK;
+    if (!outg || !d_rows || !d_count || !out)
+        return mg_set_error(MG_ERR_INVALID_ARG, "shortcut scatter_rows: NULL outg, d_rows, d_count or out");
+    const size_t es = mg_elem_bytes(prec);
+    if (!aligned(outg, es) || !aligned(out, es) || !aligned(d_rows, 4) || !aligned(d_count, 4))
+        return mg_set_error(MG_ERR_UNSUPPORTED, "shortcut scatter_rows: outg and out must be %zu-byte aligned", es);
+    cudaStream_t st = static_cast<cudaStream_t>(stream);
+    /* One thread per possible row, grid-stride beyond 1024 blocks (M > 256K rows). */
+    const int64_t want = (max_count + kThreads - 1) / kThreads;
+    const unsigned blocks = (unsigned)(want < 1024 ? want : 1024);
+    if (prec == MG_PREC_BF16)
+        scatter_rows_kernel<uint16_t><<<blocks, kThreads, 0, st>>>(static_cast<const uint16_t *>(outg), d_rows,
+                                                                   d_count, (int)max_count,
+                                                                   static_cast<uint16_t *>(out));
+    else
+        scatter_rows_kernel<uint32_t><<<blocks, kThreads, 0, st>>>(static_cast<const uint32_t *>(outg), d_rows,
+                                                                   d_count, (int)max_count,
+                                                                   static_cast<uint32_t *>(out));
+    MG_LAUNCH_CHECK();
+    return MG_OK;
 }
 
 extern "C" mg_status mg_shortcut_gather(const void *x, int64_t k, mg_precision prec, const int *d_rows, int count,

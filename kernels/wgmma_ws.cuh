@@ -32,6 +32,31 @@
  *              (16 rows of the warp; 56 shuffles per thread), then across the consumer's 4 warps through smem (named barrier of the consumer's 128 threads) ->
  *              partial[slab * N + col], slab = the consumer's 64-row block index = row / 64
  *              (partial rows = cdiv(M, 64)). Consumers never wait for each other.
+ * CLUSTERS (tile config `cluster` 2; cluster 1 is the design above, unchanged): 2 CTAs along M share the N tile.
+ *   Launched with cudaLaunchKernelEx + cudaLaunchAttributeClusterDimension {2,1,1}; the persistent grid is
+ *   min(cudaOccupancyMaxActiveClusters, units) clusters; a UNIT is a pair of vertically adjacent tiles
+ *   (tm = 2 um + rank, same tn), walked by both CTAs in the same grouped order (groups of kGroupM/2 unit rows),
+ *   so the k-iteration counter `it` (stage, use, parity) is identical in both CTAs at every step.
+ *   Loads: each producer loads its own A tile (plain TMA) and HALF of the B tile, rows [rank BN/2, rank BN/2 +
+ *   BN/2), multicast (ctaMask 0b11) to the same smem offset in both CTAs. L2->SM bytes per CTA-stage: A + B/2.
+ *   full[s]  count 1, expect_tx = STAGE_BYTES (own A + own B half + the peer's B half, all land here).
+ *   empty[s] count 4 * CONSUMERS * 2: every consumer warp of BOTH CTAs arrives on both CTAs' empty[s]
+ *            (mapa + mbarrier.arrive.release.cluster); the producer waits it with acquire.cluster.
+ *   Why the phases stay clean: CTA X's full[s] use u needs the multicast of use u from BOTH producers, and a
+ *   producer issues use u only after its own empty[s] completed use u-1, i.e. after all 16 consumer warps of
+ *   the cluster released use u-1. Hence (1) no consumer arrives for use u on any empty barrier before both have
+ *   completed use u-1 (no arrival can leak into the wrong phase), (2) no TMA (local or multicast) overwrites a
+ *   stage any consumer still reads, (3) a peer's complete_tx for use u reaches X's full[s] only after X's
+ *   consumers saw use u-1 complete (it may precede X's own expect_tx: tx-count goes transiently negative while
+ *   X's pending arrival keeps the phase open). Property (1) needs EVERY producer to contribute to EVERY full
+ *   barrier in EVERY k-iteration, so no box is ever skipped: a tile wholly below M (rank 1 of the last unit row
+ *   when tiles_m is odd: M = 127 (1 M-tile), M = 1100 (9); M = 1000 has 8, no such tile) re-reads the x rows
+ *   of M-tile 0, and a W half wholly past N re-reads the tile's first half (so no box ever lies wholly outside
+ *   its tensor); both only feed accumulators that the epilogue masks (rows >= M, columns >= N).
+ *   Start: cluster barrier after mbarrier init (peers must not signal uninitialised barriers). End: cluster
+ *   barrier by every thread (the producer warpgroup no longer returns early): a CTA may not exit while its
+ *   peer's consumers can still arrive on its empty barriers. K = 0: no loads, no waits, no arrivals; both CTAs
+ *   run the epilogue on zeros and meet at the final cluster barrier.
  * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
  *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
  *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
@@ -42,6 +67,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
+
+#include <atomic>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,7 +133,16 @@ struct Cfg {
     static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles must keep 1024-byte alignment");
     static_assert(STAGES >= 2 && STAGES <= 8, "2..8 stages");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90)");
-    static_assert(CLUSTER == 1, "clusters / TMA multicast are not implemented: set cluster 1 in the .cfg");
+    /* Clusters of CLUSTER CTAs along M share one N tile: CTA rank r loads the B rows
+     * [r * BN / CLUSTER, (r + 1) * BN / CLUSTER) of the tile and multicasts them to every CTA of the cluster. */
+    static constexpr int B_BOX_ROWS = BN / CLUSTER;           /* rows of one W TMA box (the W descriptor's box) */
+    static constexpr int B_SLICE_BYTES = B_BOX_ROWS * ROW_BYTES;
+    static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * CLUSTER; /* every consumer warp of every CTA */
+    static constexpr int UNIT_GROUP = kGroupM / CLUSTER > 0 ? kGroupM / CLUSTER : 1; /* units per scheduler group */
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "cluster 1 or 2 (2 CTAs along M sharing the W tile by TMA multicast)");
+    static_assert(BN % CLUSTER == 0 && B_BOX_ROWS <= 256, "a W slice is one TMA box of at most 256 rows");
+    static_assert(B_SLICE_BYTES % 1024 == 0,
+                  "each multicast W slice must start on a 1024-byte boundary (swizzle atom) inside the B tile");
 };
 
 /* Kernel parameters (passed __grid_constant__: TMA needs the descriptors' param-space address). */
@@ -118,12 +154,13 @@ struct Params {
     int m, n, k, max_dim;
 };
 
-/* Grouped tile order: groups of kGroupM M-tiles; M fastest inside a group, then N. */
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int &tm, int &tn) {
-    const int per_group = kGroupM * tiles_n;
+/* Grouped order of scheduling units (a unit = CLUSTER vertically adjacent tiles, one per CTA of a cluster;
+ * for CLUSTER 1 a unit is a tile): groups of `group` unit rows; M fastest inside a group, then N. */
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int group_m, int &tm, int &tn) {
+    const int per_group = group_m * tiles_n;
     const int group = tile / per_group;
-    const int first_m = group * kGroupM;
-    const int gsize = min(kGroupM, tiles_m - first_m);
+    const int first_m = group * group_m;
+    const int gsize = min(group_m, tiles_m - first_m);
     const int local = tile - group * per_group;
     tm = first_m + local % gsize;
     tn = local / gsize;
@@ -156,6 +193,18 @@ __device__ __forceinline__ void mma_step(float (&acc)[C::BN / 2], uint64_t da_hi
     }
 }
 
+/* A consumer warp's release of a stage: one arrival on the stage's empty barrier of EVERY CTA of the cluster,
+ * because every CTA's producer multicasts a W slice into this CTA's stage and may refill it only when all
+ * consumers of all CTAs are done with it (count EMPTY_ARRIVALS). Cluster 1: a plain local arrive. */
+template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
+    if constexpr (C::CLUSTER == 1) {
+        mg_mbar_arrive(empty_bar);
+    } else {
+#pragma unroll
+        for (int r = 0; r < C::CLUSTER; r++) mg_mbar_arrive_cluster(empty_bar, (uint32_t)r);
+    }
+}
+
 template <class B> __device__ __forceinline__ float bias_at(const B *b, int j);
 template <> __device__ __forceinline__ float bias_at<float>(const float *b, int j) { return __ldg(b + j); }
 template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_bfloat16 *b, int j) {
@@ -176,17 +225,33 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     const int tid = threadIdx.x % 128;
     const int M = p.m, N = p.n;
     const int tiles_m = (M + C::BM - 1) / C::BM, tiles_n = (N + C::BN - 1) / C::BN;
-    const int num_tiles = tiles_m * tiles_n;
     const int num_k = (p.k + C::BK - 1) / C::BK;
+    /* Scheduling units: CLUSTER vertically adjacent tiles (tm = um * CLUSTER + rank); both CTAs of a cluster walk
+     * the same unit sequence, so their k-iteration counters `it` (stage, use, parity) are identical at every
+     * step. A rank whose tile lies wholly below M (M tail) still walks it: it loads, computes, releases and
+     * masks everything in the epilogue. */
+    const int rank = C::CLUSTER == 1 ? 0 : (int)mg_cluster_ctarank();
+    const int units_m = (tiles_m + C::CLUSTER - 1) / C::CLUSTER;
+    const int num_units = units_m * tiles_n;
+    const int first_unit = C::CLUSTER == 1 ? (int)blockIdx.x : (int)mg_cluster_id_x();
+    const int unit_step = C::CLUSTER == 1 ? (int)gridDim.x : (int)mg_num_clusters_x();
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::STAGES; s++) {
             mg_mbar_init(&full[s], 1);
-            mg_mbar_init(&empty[s], 4 * C::CONSUMERS);
+            mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
         }
         mg_fence_mbarrier_init();
     }
-    __syncthreads(); /* the only CTA-wide barrier: roles never synchronise with each other after this */
+    /* The only CTA-wide barrier: roles never synchronise with each other after this. With clusters it is the
+     * cluster barrier: the peer's multicasts and remote arrivals must not reach this CTA's barriers before they
+     * are initialised. */
+    if constexpr (C::CLUSTER == 1) {
+        __syncthreads();
+    } else {
+        __syncwarp();
+        mg_cluster_sync_unaligned();
+    }
 
     if (wg == 0) {
         /* ---------------- producer ---------------- */
@@ -200,26 +265,52 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 }
             }
             int it = 0;
-            for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-                int tm, tn;
-                tile_coords(tile, tiles_m, tiles_n, tm, tn);
-                const int row_a = tm * C::BM, row_b = tn * C::BN;
+            for (int unit = first_unit; unit < num_units; unit += unit_step) {
+                int um, tn;
+                tile_coords(unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
+                const int tm = um * C::CLUSTER + rank;
+                /* Every box is issued in every k-iteration (expect_tx is always STAGE_BYTES), and no box lies
+                 * wholly outside the tensor: a tile below M (cluster rank past the last M-tile) re-reads rows of
+                 * M-tile 0, a W slice past N re-reads the tile's first rows. Those rows only produce accumulators
+                 * that the epilogue masks (row >= M, column >= N), and every CTA keeps multicasting its slice, so
+                 * each CTA's full barrier depends on every producer of the cluster (see the header). */
+                const int row_a = tm < tiles_m ? tm * C::BM : 0;
+                int row_b = tn * C::BN + rank * C::B_BOX_ROWS;
+                if (row_b >= N) row_b = tn * C::BN;
                 for (int kb = 0; kb < num_k; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
-                    if (u > 0) mg_mbar_wait(&empty[s], (u - 1) & 1); /* consumers released the previous use */
+                    if (u > 0) {
+                        /* all consumers (of every CTA of the cluster) released the previous use */
+                        if constexpr (C::CLUSTER == 1) mg_mbar_wait(&empty[s], (u - 1) & 1);
+                        else mg_mbar_wait_cluster(&empty[s], (u - 1) & 1);
+                    }
                     uint8_t *st = smem + s * C::STAGE_BYTES;
-                    mg_mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES); /* full boxes count, even OOB ones */
+                    /* A tile(s) + the WHOLE B tile(s): this CTA's slice and the peers' multicast slices all
+                     * complete_tx on this barrier. Full boxes count, even where TMA zero-fills. */
+                    mg_mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
 #pragma unroll
                     for (int q = 0; q < C::PARTS; q++) {
                         mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kb * C::BK, row_a);
-                        mg_tma_load_2d(st + C::PARTS * C::A_BYTES + q * C::B_BYTES, &p.b[q], &full[s], kb * C::BK,
-                                       row_b);
+                        uint8_t *b_dst = st + C::PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
+                        if constexpr (C::CLUSTER == 1)
+                            mg_tma_load_2d(b_dst, &p.b[q], &full[s], kb * C::BK, row_b);
+                        else
+                            mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kb * C::BK, row_b,
+                                                     (uint16_t)((1u << C::CLUSTER) - 1));
                     }
                 }
             }
         }
-        return; /* the CTA stays alive while the consumers run; every issued load is consumed by them */
+        if constexpr (C::CLUSTER == 1) {
+            return; /* the CTA stays alive while the consumers run; every issued load is consumed by them */
+        } else {
+            /* No thread leaves before the whole cluster is done: the peer may still arrive on this CTA's empty
+             * barriers (its consumers' last releases) after this CTA's own work is over. */
+            __syncwarp(); /* thread 0 rejoins its warp mates (belt and braces: the barrier is the unaligned form) */
+            mg_cluster_sync_unaligned();
+            return;
+        }
     }
 
     /* ---------------- consumers ---------------- */
@@ -230,9 +321,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     float acc[C::BN / 2];
     int it = 0;
 
-    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        int tm, tn;
-        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+    for (int unit = first_unit; unit < num_units; unit += unit_step) {
+        int um, tn;
+        tile_coords(unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
+        const int tm = um * C::CLUSTER + rank; /* may be >= tiles_m (cluster M tail): the epilogue masks it all */
 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++) acc[i] = 0.f;
@@ -259,12 +351,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             if (kb > 0) {
                 /* At most this k-iteration's group is pending: the previous stage has been read. */
                 mg_wgmma_wait<1>();
-                if (lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+                if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
             }
         }
         mg_wgmma_wait<0>();
         mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
-        if (num_k > 0 && lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+        if (num_k > 0 && lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
 
         /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
         const int n0 = tn * C::BN;
@@ -350,6 +442,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             named_bar_sync(1 + c, 128); /* red is reused by the next tile */
         }
     }
+    /* Cluster: stay until the peer is done too (its producer may still multicast into this CTA only for stages
+     * that this CTA's consumers have consumed, but its consumers' last releases arrive on this CTA's barriers). */
+    if constexpr (C::CLUSTER > 1) {
+        __syncwarp();
+        mg_cluster_sync_unaligned();
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
@@ -364,6 +462,31 @@ template <class C> int partial_rows(const mg_problem *p) {
 template <class C> int64_t padded_k(int64_t k) {
     const int64_t q = 16 / C::T::kElem;
     return (k + q - 1) / q * q;
+}
+
+/* Clusters of C::CLUSTER CTAs of kern that can be resident at once on the current device (cached per device:
+ * cudaOccupancyMaxActiveClusters is a host-side query, not free per launch). Falls back to num_sms / CLUSTER when
+ * the query fails (the grid is persistent, so a too-large count is only slower, never wrong). */
+template <class C, class K> int max_active_clusters(K kern, const cudaLaunchConfig_t *launch_cfg, int sms) {
+    static std::atomic<int> cache[64];
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) {
+        (void)cudaGetLastError();
+        dev = -1;
+    }
+    if (dev >= 0) {
+        const int v = cache[dev].load(std::memory_order_relaxed);
+        if (v > 0) return v;
+    }
+    cudaLaunchConfig_t q = *launch_cfg;
+    q.gridDim = dim3((unsigned)(C::CLUSTER * (sms / C::CLUSTER > 0 ? sms / C::CLUSTER : 1)), 1, 1);
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, (void *)kern, &q) != cudaSuccess) {
+        (void)cudaGetLastError(); /* not sticky: do not let it fail the launch check */
+        return sms / C::CLUSTER;  /* not cached: ask again next time */
+    }
+    if (dev >= 0 && n > 0) cache[dev].store(n, std::memory_order_relaxed);
+    return n; /* 0: the cluster does not fit; the caller reports it */
 }
 
 /* Launches the kernel. The descriptors in prm must already describe x (a) and W (b); bias, partial, shape are
@@ -381,13 +504,40 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm) {
     if (tiles == 0) return MG_OK;
     if (tiles > INT32_MAX) return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: too many tiles (%lld)", tiles);
     const int sms = a->num_sms > 0 ? a->num_sms : 1;
-    const int grid = (int)(tiles < sms ? tiles : sms);
     auto kern = ws_kernel<C>;
     /* Idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on). */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
-    kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
-    MG_LAUNCH_CHECK();
-    return MG_OK;
+    if constexpr (C::CLUSTER == 1) {
+        const int grid = (int)(tiles < sms ? tiles : sms);
+        kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
+        MG_LAUNCH_CHECK();
+        return MG_OK;
+    } else {
+        /* Persistent grid of clusters: as many as can be resident at once (a GPC whose SM count is odd leaves
+         * an SM idle, so this can be below num_sms / CLUSTER), at most one per scheduling unit. */
+        const long long units = (long long)mg_cdiv(p->m, C::BM * C::CLUSTER) * mg_cdiv(p->n, C::BN);
+        cudaLaunchAttribute attr[1] = {};
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = C::CLUSTER;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.blockDim = dim3(C::THREADS, 1, 1);
+        cfg.dynamicSmemBytes = C::SMEM_BYTES;
+        cfg.stream = (cudaStream_t)a->stream;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        const int clusters_max = max_active_clusters<C>(kern, &cfg, sms);
+        if (clusters_max < 1)
+            return mg_set_error(MG_ERR_UNSUPPORTED,
+                                "wgmma_ws: no cluster of %d CTAs (%d threads, %d B shared memory each) fits this GPU",
+                                C::CLUSTER, C::THREADS, C::SMEM_BYTES);
+        const int clusters = (int)(units < clusters_max ? units : clusters_max);
+        cfg.gridDim = dim3((unsigned)(clusters * C::CLUSTER), 1, 1);
+        MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));
+        MG_LAUNCH_CHECK();
+        return MG_OK;
+    }
 }
 
 /* TMA descriptor of an operand: rows x k elements, row stride ld elements, box (box_rows x BK). */

@@ -6,7 +6,10 @@
  * prepare: splits, padding, TMA descriptors; the short-circuit's weight statistics). mg_forward enqueues
  *   kernel->launch (partial maxima)  ->  mg_finalize (reduce partials, mean, GELU)
  * on the caller's stream, or, for max_dim 1 with the short-circuit on, the exact certificate (shortcut.h):
- * one pass over x decides every row, and only rows it cannot decide go through the fused kernel.
+ * one pass over x decides every row; if any row is left undecided, the full path runs on all rows into a scratch
+ * output and those rows are copied out. Whether that rare case happens is known only on the device; by default
+ * a cached CUDA graph with a conditional node (classify -> IF count > 0 { full path, scatter }) keeps the host out
+ * of it (run_shortcut; the other modes are in shortcut.h).
  */
 #include "maxgemm.h"
 #include "mg_kernel.h"
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- errors ------------------------------------------------------------------------------------ */
 static _Thread_local char last_error[1024];
@@ -89,9 +93,31 @@ struct mg_plan {
     /* short-circuit (max_dim 1 only) */
     float *wstats;                /* MG_WSTATS_FLOATS device floats */
     int *rows, *count;            /* device: rows to compute, their count */
-    int *h_count;                 /* pinned host copy of *count */
-    void *xg, *outg;              /* gathered rows of x, their outputs (allocated on first need) */
+    void *outg;                   /* M outputs of the full path in the rare case (scatter_rows copies from it) */
+    void *cublas_ws;              /* cuBLAS kernels: an explicit workspace (see run_full), else NULL */
+    size_t cublas_ws_bytes;
+    int sc_mode, sc_used;         /* MG_SHORTCUT_*: configured, used by the last short-circuit forward (-1 none) */
+    int *h_count;                 /* sync mode: pinned host copy of *count */
+    unsigned *h_sig, *d_sig;      /* poll mode: mapped pinned [count, seq], and its device alias */
+    unsigned seq;                 /* poll mode: the last sequence number handed to classify */
+    /* graph mode: one instantiated graph, valid for (gx, gout, gm) and the current weights */
+    cudaStream_t cap_stream;      /* private non-blocking stream the graph is captured on (never executes work) */
+    cudaGraph_t graph;
+    cudaGraphExec_t gexec;
+    const void *gx;
+    void *gout;
+    int gm;
+    int graph_failed;             /* capture or instantiation failed: POLL until the weights or the mode change */
+    char graph_why[512];
 };
+
+/* cuBLAS workspace of the plan's cuBLAS kernels (max_dim 1 plans): a conditional graph body may not hold the memory
+ * allocation nodes cuBLAS would otherwise add under capture, and the full path must pick the same algorithm inside
+ * and outside the graph (bitwise identity), so both use this one buffer. 32 MiB: cuBLAS's default on Hopper. */
+#define MG_CUBLAS_WS_BYTES ((size_t)32 << 20)
+/* Poll mode: how long the host spins on the mapped count before it falls back to cudaStreamSynchronize (long
+ * enough for classify behind a short queue; a stream with a long queue ahead of classify ends in the sync). */
+#define MG_POLL_SPIN_NS 10000000LL
 
 mg_plan_desc mg_plan_desc_default(void) {
     mg_plan_desc d = {1024, 8192, 8192, 1, MG_PREC_FP32, MG_KERNEL_AUTO, 1};
@@ -184,7 +210,9 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     size_t len = (size_t)mg_partial_len(&p);
     size_t part_bytes = (size_t)ops->partial_tiles(&p) * len * sizeof(float);
     pl->ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
-    size_t need = part_bytes + pl->ws_bytes + mg_finalize_scratch_bytes((int)len);
+    const size_t es = mg_elem_bytes(p.prec);
+    if (p.max_dim == 1 && pl->kernel->baseline) pl->cublas_ws_bytes = MG_CUBLAS_WS_BYTES;
+    size_t need = part_bytes + pl->ws_bytes + mg_finalize_scratch_bytes((int)len) + pl->cublas_ws_bytes;
     size_t free_b = 0, total_b = 0;
     CUDA_OR(st, cudaMemGetInfo(&free_b, &total_b));
     if (need > free_b) {
@@ -195,12 +223,24 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     CUDA_OR(st, cudaMalloc((void **)&pl->partial, part_bytes ? part_bytes : 4));
     if (pl->ws_bytes) CUDA_OR(st, cudaMalloc(&pl->ws, pl->ws_bytes));
     CUDA_OR(st, cudaMalloc(&pl->fin_scratch, mg_finalize_scratch_bytes((int)len) + 16));
+    pl->sc_used = -1;
     if (p.max_dim == 1) {
+        const char *env = getenv("MG_SHORTCUT_MODE");
+        pl->sc_mode = mg_shortcut_mode_parse(env);
+        if (pl->sc_mode < 0) {
+            st = mg_set_error(MG_ERR_INVALID_ARG, "MG_SHORTCUT_MODE='%s' is not a mode (graph, poll or sync)", env);
+            goto fail;
+        }
         CUDA_OR(st, cudaMalloc((void **)&pl->wstats, MG_WSTATS_FLOATS * sizeof(float)));
         CUDA_OR(st, cudaMalloc((void **)&pl->rows, (size_t)p.m * sizeof(int)));
         CUDA_OR(st, cudaMalloc((void **)&pl->count, sizeof(int)));
         CUDA_OR(st, cudaMemset(pl->count, 0, sizeof(int)));
+        CUDA_OR(st, cudaMalloc(&pl->outg, (size_t)p.m * es));
+        if (pl->cublas_ws_bytes) CUDA_OR(st, cudaMalloc(&pl->cublas_ws, pl->cublas_ws_bytes));
         CUDA_OR(st, cudaMallocHost((void **)&pl->h_count, sizeof(int)));
+        CUDA_OR(st, cudaHostAlloc((void **)&pl->h_sig, 2 * sizeof(unsigned), cudaHostAllocMapped));
+        pl->h_sig[0] = pl->h_sig[1] = 0;   /* seq starts at 1: a fresh plan never matches a stale word */
+        CUDA_OR(st, cudaHostGetDevicePointer((void **)&pl->d_sig, pl->h_sig, 0));
     }
     if (cublasCreate(&pl->cublas) != CUBLAS_STATUS_SUCCESS) {
         st = mg_set_error(MG_ERR_CUBLAS, "cublasCreate failed");
@@ -219,8 +259,21 @@ static void release_prep(mg_plan *pl) {
     pl->prepared = 0;
 }
 
+/* Drops the cached graph (its kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
+static void graph_reset(mg_plan *pl) {
+    if (pl->gexec) cudaGraphExecDestroy(pl->gexec);
+    if (pl->graph) cudaGraphDestroy(pl->graph);
+    pl->gexec = NULL;
+    pl->graph = NULL;
+    pl->gx = NULL;
+    pl->gout = NULL;
+    pl->gm = 0;
+}
+
 void mg_plan_destroy(mg_plan *pl) {
     if (!pl) return;
+    graph_reset(pl);
+    if (pl->cap_stream) cudaStreamDestroy(pl->cap_stream);
     release_prep(pl);
     if (pl->cublas) cublasDestroy(pl->cublas);
     cudaFree(pl->partial);
@@ -229,9 +282,10 @@ void mg_plan_destroy(mg_plan *pl) {
     cudaFree(pl->wstats);
     cudaFree(pl->rows);
     cudaFree(pl->count);
-    cudaFree(pl->xg);
     cudaFree(pl->outg);
+    cudaFree(pl->cublas_ws);
     if (pl->h_count) cudaFreeHost(pl->h_count);
+    if (pl->h_sig) cudaFreeHost(pl->h_sig);
     free(pl);
 }
 
@@ -248,6 +302,10 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
     if (!b || (!W && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "W or b is NULL");
     pl->have_weights = 0;
+    /* The graph was captured with the old weights' pointers and prepared state: capture again on next use. */
+    graph_reset(pl);
+    pl->graph_failed = 0;
+    pl->graph_why[0] = '\0';
     release_prep(pl);
     mg_status st;
     if (pl->kernel->ops->prepare) {
@@ -269,6 +327,9 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
 static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
     if (cublasSetStream(pl->cublas, (cudaStream_t)stream) != CUBLAS_STATUS_SUCCESS)
         return mg_set_error(MG_ERR_CUBLAS, "cublasSetStream failed");
+    /* After cublasSetStream, which resets the workspace to cuBLAS's pool (see MG_CUBLAS_WS_BYTES). */
+    if (pl->cublas_ws && cublasSetWorkspace(pl->cublas, pl->cublas_ws, pl->cublas_ws_bytes) != CUBLAS_STATUS_SUCCESS)
+        return mg_set_error(MG_ERR_CUBLAS, "cublasSetWorkspace failed");
     mg_launch_args a;
     memset(&a, 0, sizeof a);
     a.p = *p;
@@ -289,25 +350,197 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
     return mg_finalize(pl->partial, a.ntiles, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch, stream);
 }
 
-/* max_dim 1 with the certificate: one pass over x decides every row; undecided rows are computed exactly by the
- * plan's kernel on the gathered rows (same kernel, same per-element arithmetic as the full path). */
-static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
-    mg_status st = mg_shortcut_classify(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, stream);
+/* ---- the short-circuit (max_dim 1) ------------------------------------------------------------------------
+ * classify writes out[i] for every decided row and lists the others (d_rows, *d_count). The rare case (count > 0)
+ * runs the full path on ALL m rows into pl->outg, then scatter_rows copies the listed rows to out: every row of out
+ * is then exactly what the full path writes (same kernel, same problem, same m; a gathered sub-problem would not
+ * be: cuBLAS picks its algorithm, hence its summation order, by M). The modes differ in how the host learns the
+ * count (shortcut.h). */
+
+int mg_shortcut_mode_parse(const char *s) {
+    if (!s || !*s || strcmp(s, "graph") == 0) return MG_SHORTCUT_GRAPH;
+    if (strcmp(s, "poll") == 0) return MG_SHORTCUT_POLL;
+    if (strcmp(s, "sync") == 0) return MG_SHORTCUT_SYNC;
+    return -1;
+}
+
+const char *mg_shortcut_mode_name(int mode) {
+    switch (mode) {
+    case MG_SHORTCUT_GRAPH: return "graph";
+    case MG_SHORTCUT_POLL: return "poll";
+    case MG_SHORTCUT_SYNC: return "sync";
+    default: return "none";
+    }
+}
+
+mg_status mg_plan_set_shortcut_mode(mg_plan *pl, int mode) {
+    if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
+    if (mode < 0 || mode >= MG_SHORTCUT_MODE_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "short-circuit mode %d (0 graph, 1 poll, 2 sync)", mode);
+    pl->sc_mode = mode;
+    pl->graph_failed = 0;   /* asking for graph mode again retries the capture */
+    pl->graph_why[0] = '\0';
+    return MG_OK;
+}
+int mg_plan_shortcut_mode(const mg_plan *pl) { return pl ? pl->sc_mode : -1; }
+int mg_plan_shortcut_mode_used(const mg_plan *pl) { return pl ? pl->sc_used : -1; }
+const char *mg_plan_shortcut_fallback(const mg_plan *pl) { return pl ? pl->graph_why : ""; }
+
+/* The rare case, enqueued on stream: the full path on all p->m rows into outg, then the listed rows into out. */
+static mg_status run_rare(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
+    mg_status st = run_full(pl, p, x, pl->outg, stream);
     if (st != MG_OK) return st;
-    /* The only way to size the fallback is to read the count: one small copy and a wait. */
-    MG_CUDA_TRY(cudaMemcpyAsync(pl->h_count, pl->count, sizeof(int), cudaMemcpyDeviceToHost, (cudaStream_t)stream));
-    MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
-    int cnt = *pl->h_count;
-    if (cnt <= 0) return MG_OK;
-    if (cnt > p->m) return mg_set_error(MG_ERR_CUDA, "short-circuit reported %d rows to compute of %d", cnt, p->m);
-    size_t es = mg_elem_bytes(p->prec);
-    if (!pl->xg) MG_CUDA_TRY(cudaMalloc(&pl->xg, (size_t)p->m * (size_t)(p->k ? p->k : 1) * es));
-    if (!pl->outg) MG_CUDA_TRY(cudaMalloc(&pl->outg, (size_t)p->m * es));
-    if ((st = mg_shortcut_gather(x, p->k, p->prec, pl->rows, cnt, pl->xg, stream)) != MG_OK) return st;
-    mg_problem sub = *p;
-    sub.m = cnt;
-    if ((st = run_full(pl, &sub, pl->xg, pl->outg, stream)) != MG_OK) return st;
-    return mg_shortcut_scatter(pl->outg, p->prec, pl->rows, cnt, out, stream);
+    return mg_shortcut_scatter_rows(pl->outg, p->prec, pl->rows, pl->count, p->m, out, stream);
+}
+
+/* Records a CUDA failure inside graph_build and leaves through its cleanup. */
+#define GRAPH_TRY(call)                                                                                 \
+    do {                                                                                                \
+        cudaError_t e_ = (call);                                                                        \
+        if (e_ != cudaSuccess) {                                                                        \
+            st = mg_set_error(MG_ERR_CUDA, "%s: %s", #call, cudaGetErrorString(e_));                    \
+            goto fail;                                                                                  \
+        }                                                                                               \
+    } while (0)
+
+/* Makes pl->gexec the graph for (x, out, p->m), capturing it if the cached one is for other arguments:
+ *   classify (its last block sets the IF node's condition to count > 0)  ->  IF { run_rare }.
+ * Both parts are stream-captured on the plan's private stream (captured work does not run; the graph is launched
+ * on the caller's stream), cuBLAS bound to that stream by run_full. Kernel parameters, including TMA descriptors
+ * the launchers encode on the host, are baked in: hence the key (x, out, m), and graph_reset on mg_set_weights. */
+static mg_status graph_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
+    if (pl->gexec && pl->gx == x && pl->gout == out && pl->gm == p->m) return MG_OK;
+    graph_reset(pl);
+    mg_status st = MG_OK;
+    cudaGraph_t g = NULL, ended = NULL;
+    cudaGraphExec_t ge = NULL;
+    int capturing = 0;
+    cudaStream_t cs = NULL;
+    cudaGraphConditionalHandle cond = 0;
+    if (!pl->cap_stream) GRAPH_TRY(cudaStreamCreateWithFlags(&pl->cap_stream, cudaStreamNonBlocking));
+    cs = pl->cap_stream;
+    GRAPH_TRY(cudaGraphCreate(&g, 0));
+    GRAPH_TRY(cudaGraphConditionalHandleCreate(&cond, g, 0, cudaGraphCondAssignDefault));
+
+    /* classify, then the IF node depending on it */
+    GRAPH_TRY(cudaStreamBeginCaptureToGraph(cs, g, NULL, NULL, 0, cudaStreamCaptureModeRelaxed));
+    capturing = 1;
+    mg_shortcut_signal sig;
+    memset(&sig, 0, sizeof sig);
+    sig.cond = cond;
+    sig.has_cond = 1;
+    st = mg_shortcut_classify_signal(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, &sig, cs);
+    if (st != MG_OK) goto fail;
+    enum cudaStreamCaptureStatus cst;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    GRAPH_TRY(cudaStreamGetCaptureInfo(cs, &cst, NULL, NULL, &deps, &edges, &ndeps));
+    struct cudaGraphNodeParams np;
+    memset(&np, 0, sizeof np);
+    np.type = cudaGraphNodeTypeConditional;
+    np.conditional.handle = cond;
+    np.conditional.type = cudaGraphCondTypeIf;
+    np.conditional.size = 1;
+    cudaGraphNode_t cnode;
+    GRAPH_TRY(cudaGraphAddNode(&cnode, g, deps, edges, ndeps, &np));
+    capturing = 0;
+    GRAPH_TRY(cudaStreamEndCapture(cs, &ended));
+
+    /* the body: the full path on every row, then the scatter of the listed rows */
+    GRAPH_TRY(cudaStreamBeginCaptureToGraph(cs, np.conditional.phGraph_out[0], NULL, NULL, 0,
+                                            cudaStreamCaptureModeRelaxed));
+    capturing = 1;
+    if ((st = run_rare(pl, p, x, out, cs)) != MG_OK) goto fail;
+    capturing = 0;
+    GRAPH_TRY(cudaStreamEndCapture(cs, &ended));
+
+    GRAPH_TRY(cudaGraphInstantiate(&ge, g, 0));
+    pl->graph = g;
+    pl->gexec = ge;
+    pl->gx = x;
+    pl->gout = out;
+    pl->gm = p->m;
+    return MG_OK;
+fail:
+    if (capturing) cudaStreamEndCapture(cs, &ended);   /* ends an invalidated capture; the graph is g's */
+    cudaGetLastError();                                 /* capture errors are not sticky: clear the last error */
+    if (ge) cudaGraphExecDestroy(ge);
+    if (g) cudaGraphDestroy(g);
+    return st;
+}
+
+/* Poll mode's wait: the sequence word of this launch, spinning up to MG_POLL_SPIN_NS, then a stream sync. */
+static mg_status poll_count(mg_plan *pl, unsigned seq, void *stream, int *cnt) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    unsigned got = __atomic_load_n(&pl->h_sig[1], __ATOMIC_ACQUIRE);
+    for (unsigned it = 1; got != seq; it++) {
+        if ((it & 255u) == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) > MG_POLL_SPIN_NS) break;
+        }
+        got = __atomic_load_n(&pl->h_sig[1], __ATOMIC_ACQUIRE);
+    }
+    if (got != seq) {   /* a long queue ahead of classify, or a failure: wait for the stream, then look again */
+        MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
+        got = __atomic_load_n(&pl->h_sig[1], __ATOMIC_ACQUIRE);
+        if (got != seq)
+            return mg_set_error(MG_ERR_CUDA, "short-circuit (poll): classify finished without reporting (sequence "
+                                             "%u, found %u)", seq, got);
+    }
+    /* Acquire on the sequence word: the count written before it (behind a system fence) is this launch's. */
+    *cnt = (int)__atomic_load_n(&pl->h_sig[0], __ATOMIC_ACQUIRE);
+    return MG_OK;
+}
+
+static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
+    /* A caller capturing its stream cannot have the host wait on the device, nor launch our graph inside its
+     * capture portably: the full path is capturable and bit-identical. */
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    MG_CUDA_TRY(cudaStreamIsCapturing((cudaStream_t)stream, &cap));
+    if (cap != cudaStreamCaptureStatusNone) {
+        pl->sc_used = -1;
+        return run_full(pl, p, x, out, stream);
+    }
+    mg_status st;
+    int mode = pl->sc_mode;
+    if (mode == MG_SHORTCUT_GRAPH) {
+        if (!pl->graph_failed) {
+            st = graph_build(pl, p, x, out);
+            if (st == MG_OK) {
+                MG_CUDA_TRY(cudaGraphLaunch(pl->gexec, (cudaStream_t)stream));
+                pl->sc_used = MG_SHORTCUT_GRAPH;
+                return MG_OK;
+            }
+            /* CUDA / cuBLAS failures (capture, instantiation) would recur: do not pay for them on every call.
+             * Argument checks of this call's x or out (MG_ERR_UNSUPPORTED, ...) fall back for this call only. */
+            if (st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY) pl->graph_failed = 1;
+            snprintf(pl->graph_why, sizeof pl->graph_why, "%s", mg_last_error());
+        }
+        mode = MG_SHORTCUT_POLL;
+    }
+    int cnt = 0;
+    if (mode == MG_SHORTCUT_POLL) {
+        if (++pl->seq == 0) pl->seq = 1;   /* 0 is the initial word: never a valid sequence number */
+        mg_shortcut_signal sig;
+        memset(&sig, 0, sizeof sig);
+        sig.seq = pl->seq;
+        sig.host_word = pl->d_sig;
+        st = mg_shortcut_classify_signal(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, &sig, stream);
+        if (st != MG_OK) return st;
+        if ((st = poll_count(pl, pl->seq, stream, &cnt)) != MG_OK) return st;
+    } else {
+        st = mg_shortcut_classify(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, stream);
+        if (st != MG_OK) return st;
+        MG_CUDA_TRY(cudaMemcpyAsync(pl->h_count, pl->count, sizeof(int), cudaMemcpyDeviceToHost, (cudaStream_t)stream));
+        MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
+        cnt = *pl->h_count;
+    }
+    pl->sc_used = mode;
+    if (cnt < 0 || cnt > p->m) return mg_set_error(MG_ERR_CUDA, "short-circuit reported %d rows to compute of %d", cnt, p->m);
+    if (cnt == 0) return MG_OK;
+    return run_rare(pl, p, x, out, stream);
 }
 
 mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void *stream) {

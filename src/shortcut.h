@@ -31,6 +31,47 @@ int mg_shortcut_bound_ok(double k, double max_abs_x, double max_abs_w, double ma
  * appends MG_ROW_COMPUTE rows to d_rows (ascending order) and their count to *d_count (device int, zeroed by this call). */
 mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, mg_precision prec, const float *d_wstats,
                                void *out, int *d_rows, int *d_count, void *stream);
+/* How the last block of classify reports the count beyond *d_count (mg_shortcut_classify_signal):
+ *   has_cond:  cudaGraphSetConditional(cond, count > 0)  -- cond is a cudaGraphConditionalHandle of the graph the
+ *              launch was captured into (graph mode of mg_forward);
+ *   host_word: a DEVICE pointer (cudaHostGetDevicePointer) to 2 words of mapped pinned host memory, 8-byte aligned:
+ *              [0] = count, then a system-scope fence, then [1] = seq  -- the host spins on [1] (poll mode). */
+typedef struct mg_shortcut_signal {
+    unsigned long long cond;   /* cudaGraphConditionalHandle */
+    int has_cond;
+    unsigned seq;
+    unsigned *host_word;       /* NULL: none */
+} mg_shortcut_signal;
+/* mg_shortcut_classify, plus the report above (signal may be NULL: none; M = 0 with a signal is MG_ERR_SHAPE). */
+mg_status mg_shortcut_classify_signal(const void *x, int64_t m, int64_t k, mg_precision prec, const float *d_wstats,
+                                      void *out, int *d_rows, int *d_count, const mg_shortcut_signal *signal,
+                                      void *stream);
+/* out[r] = outg[r] for r = d_rows[t], t < min(*d_count, max_count): outg (max_count elements) holds the full
+ * computation of every row; the count is read on the device, so nothing comes from the host (graph-capturable). */
+mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision prec, const int *d_rows, const int *d_count,
+                                   int64_t max_count, void *out, void *stream);
+
+/* How mg_forward learns whether classify left rows to compute (notes/shortcut.md, "Avoiding the host sync"):
+ *   GRAPH  one cached CUDA graph per (x, out, m): classify -> IF (count > 0) { full path on all m rows into the
+ *          plan's scratch, scatter_rows }; no host round trip. Falls back to POLL if capture/instantiation fails.
+ *   POLL   classify writes the count and a sequence number into mapped pinned host memory; the host spins on it
+ *          (bounded, then a stream sync); no copy node, no stream sync in the common case.
+ *   SYNC   cudaMemcpyAsync of the count + cudaStreamSynchronize (the original path, kept for comparison).
+ * Default GRAPH; the environment variable MG_SHORTCUT_MODE=graph|poll|sync, read at mg_plan_create, overrides it.
+ * In every mode the rare case runs the plan's full path on ALL m rows, so every row is bit-identical to it. */
+enum { MG_SHORTCUT_GRAPH = 0, MG_SHORTCUT_POLL = 1, MG_SHORTCUT_SYNC = 2, MG_SHORTCUT_MODE_COUNT = 3 };
+/* "graph", "poll", "sync" -> the mode; NULL or "" -> MG_SHORTCUT_GRAPH; anything else -> -1. */
+int mg_shortcut_mode_parse(const char *s);
+const char *mg_shortcut_mode_name(int mode);
+/* Hidden plan switches (src/maxgemm.c) for tests and benchmarks, not part of the public API. */
+mg_status mg_plan_set_shortcut_mode(mg_plan *plan, int mode);
+int mg_plan_shortcut_mode(const mg_plan *plan);
+/* The mode the plan's last short-circuit forward actually used (GRAPH may have fallen back to POLL), or -1 when
+ * none ran yet or the caller's stream was being captured (then the full path runs: a graph cannot be waited on). */
+int mg_plan_shortcut_mode_used(const mg_plan *plan);
+/* Why GRAPH mode fell back to POLL on this plan ("" if it did not). */
+const char *mg_plan_shortcut_fallback(const mg_plan *plan);
+
 /* Gathers rows d_rows[0..count) of x (M x K) into xg (count x K, same type). */
 mg_status mg_shortcut_gather(const void *x, int64_t k, mg_precision prec, const int *d_rows, int count, void *xg,
                              void *stream);

@@ -10,7 +10,10 @@
  *                         2. the library: a plan with the short-circuit on against the same plan with it off (same
  *                            kernel: auto and kernel 0), BITWISE, on seed-like inputs and planted NaN / inf / huge /
  *                            denormal / -0.0 values, in fp32, tf32 and bf16, shapes 1x1x1, 17x33x65, 127x257x129 and
- *                            the headline; where the answer is known, also against it (+0.0 exactly, or NaN).
+ *                            the headline; where the answer is known, also against it (+0.0 exactly, or NaN); each
+ *                            in every short-circuit mode (graph / poll / sync: shortcut.h);
+ *                         3. the modes: the graph cache (x and out pointers changing between calls, a sub-batch, a
+ *                            second stream, new weights), and a caller capturing its own stream (full path runs).
  *                         Skipped where no CUDA device is present.
  */
 #include <criterion/criterion.h>
@@ -633,8 +636,22 @@ static uint32_t out_bits(const void *out, int64_t i, mg_precision prec) {
     return prec == MG_PREC_BF16 ? ((const uint16_t *)out)[i] : ((const uint32_t *)out)[i];
 }
 
-/* Runs case ci on a fresh seed-like problem with kernel `kernel`: the plan's output with the short-circuit on and
- * off, compared bitwise (NaN == NaN), and with the expected rows. Returns 1 if it ran, 0 if the plan is unsupported
+/* Rows where on and off differ, bitwise except that any NaN equals any NaN; *first = the first such row or -1. */
+static size_t count_diff(const void *on, const void *off, int64_t m, mg_precision prec, int64_t *first) {
+    size_t diff = 0;
+    *first = -1;
+    for (int64_t i = 0; i < m; i++) {
+        const int same = (out_is_nan(on, i, prec) && out_is_nan(off, i, prec)) ||
+                         out_bits(on, i, prec) == out_bits(off, i, prec);
+        if (!same && *first < 0) *first = i;
+        diff += !same;
+    }
+    return diff;
+}
+
+/* Runs case ci on a fresh seed-like problem with kernel `kernel`: the plan's output with the short-circuit on, in
+ * each mode (graph, poll, sync: the mode must not fall back), against the same plan with it off, compared bitwise
+ * (NaN == NaN), and with the expected rows. Returns 1 if it ran, 0 if the plan is unsupported
  * (that precision/kernel/shape is not built) or the case does not apply. */
 static int run_plan_case(int64_t m, int64_t n, int64_t k, mg_precision prec, int kernel, int ci, uint64_t seed) {
     mg_plan_desc d = mg_plan_desc_default();
@@ -664,41 +681,41 @@ static int run_plan_case(int64_t m, int64_t n, int64_t k, mg_precision prec, int
     CU(cudaMemset(d_on, 0x3c, c.es * (size_t)m));
     CU(cudaMemset(d_off, 0x3c, c.es * (size_t)m));
     MG(mg_set_weights(plan, c.W, c.b, NULL));
-    MG(mg_forward(plan, c.x, d_on, NULL));
+    /* The full computation first, then the short-circuit in every mode on the same plan (graph: the conditional
+     * body runs whenever the case leaves rows to compute; a row it forgot would keep the sentinel). */
     MG(mg_plan_set_shortcut(plan, 0));
     MG(mg_forward(plan, c.x, d_off, NULL));
     CU(cudaDeviceSynchronize());
     void *on = malloc(c.es * (size_t)m), *off = malloc(c.es * (size_t)m);
     cr_assert(on && off);
-    CU(cudaMemcpy(on, d_on, c.es * (size_t)m, cudaMemcpyDeviceToHost));
     CU(cudaMemcpy(off, d_off, c.es * (size_t)m, cudaMemcpyDeviceToHost));
-
     const char *kname = mg_plan_kernel_name(plan);
-    size_t diff = 0;
-    int64_t first = -1;
-    if (prec == MG_PREC_BF16) {
+    MG(mg_plan_set_shortcut(plan, 1));
+    for (int mode = 0; mode < MG_SHORTCUT_MODE_COUNT; mode++) {
+        CU(cudaMemset(d_on, 0x3c, c.es * (size_t)m));
+        MG(mg_plan_set_shortcut_mode(plan, mode));
+        MG(mg_forward(plan, c.x, d_on, NULL));
+        CU(cudaDeviceSynchronize());
+        cr_expect_eq(mg_plan_shortcut_mode_used(plan), mode, "%s kernel %s %lldx%lldx%lld case %s: mode %s ran as %s "
+                     "(graph fallback: '%s')", mg_precision_name(prec), kname, (long long)m, (long long)n,
+                     (long long)k, cases[ci].name, mg_shortcut_mode_name(mode),
+                     mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan)), mg_plan_shortcut_fallback(plan));
+        CU(cudaMemcpy(on, d_on, c.es * (size_t)m, cudaMemcpyDeviceToHost));
+        int64_t first = -1;
+        const size_t diff = count_diff(on, off, m, prec, &first);
+        cr_expect_eq(diff, 0, "%s kernel %s %lldx%lldx%lld case %s mode %s: %zu rows differ from the full computation; "
+                              "row %lld: shortcut 0x%x, full 0x%x", mg_precision_name(prec), kname, (long long)m,
+                     (long long)n, (long long)k, cases[ci].name, mg_shortcut_mode_name(mode), diff, (long long)first,
+                     first >= 0 ? out_bits(on, first, prec) : 0, first >= 0 ? out_bits(off, first, prec) : 0);
         for (int64_t i = 0; i < m; i++) {
-            const int same = (out_is_nan(on, i, prec) && out_is_nan(off, i, prec)) || out_bits(on, i, prec) == out_bits(off, i, prec);
-            if (!same && first < 0) first = i;
-            diff += !same;
+            if (c.expect[i] < 0) continue;
+            const int ok = c.expect[i] == 1 ? out_is_nan(on, i, prec) : out_bits(on, i, prec) == 0u;
+            cr_expect(ok, "%s kernel %s %lldx%lldx%lld case %s mode %s: row %lld is 0x%x, expected %s",
+                      mg_precision_name(prec), kname, (long long)m, (long long)n, (long long)k, cases[ci].name,
+                      mg_shortcut_mode_name(mode), (long long)i, out_bits(on, i, prec),
+                      c.expect[i] == 1 ? "NaN" : "+0.0");
+            if (!ok) break;
         }
-    } else {
-        diff = mg_bitwise_diff_f32(on, off, (size_t)m);
-        for (int64_t i = 0; i < m && diff && first < 0; i++)
-            if (!(out_is_nan(on, i, prec) && out_is_nan(off, i, prec)) && out_bits(on, i, prec) != out_bits(off, i, prec))
-                first = i;
-    }
-    cr_expect_eq(diff, 0, "%s kernel %s %lldx%lldx%lld case %s: %zu rows differ from the full computation; row %lld: "
-                          "shortcut 0x%x, full 0x%x", mg_precision_name(prec), kname, (long long)m, (long long)n,
-                 (long long)k, cases[ci].name, diff, (long long)first, first >= 0 ? out_bits(on, first, prec) : 0,
-                 first >= 0 ? out_bits(off, first, prec) : 0);
-    for (int64_t i = 0; i < m; i++) {
-        if (c.expect[i] < 0) continue;
-        const int ok = c.expect[i] == 1 ? out_is_nan(on, i, prec) : out_bits(on, i, prec) == 0u;
-        cr_expect(ok, "%s kernel %s %lldx%lldx%lld case %s: row %lld is 0x%x, expected %s", mg_precision_name(prec),
-                  kname, (long long)m, (long long)n, (long long)k, cases[ci].name, (long long)i, out_bits(on, i, prec),
-                  c.expect[i] == 1 ? "NaN" : "+0.0");
-        if (!ok) break;
     }
     free(on); free(off); free(c.expect);
     cudaFree(c.x); cudaFree(c.W); cudaFree(c.b); cudaFree(d_on); cudaFree(d_off);
@@ -730,3 +747,166 @@ Test(gpu_shortcut, plan_k0, .timeout = 300) {
 }
 /* The headline: seed-like and one case with NaN / inf rows (the first two cases). */
 Test(gpu_shortcut, plan_headline, .timeout = 600) { NEED_GPU(); run_shape(1024, 8192, 8192, 2); }
+
+/* ================================================================================================================
+ * The short-circuit's modes: parsing (CPU), the graph cache, a caller that captures its own stream (GPU)
+ * ================================================================================================================ */
+Test(shortcut_cert, mode_names_parse) {
+    cr_assert_eq(mg_shortcut_mode_parse(NULL), MG_SHORTCUT_GRAPH);
+    cr_assert_eq(mg_shortcut_mode_parse(""), MG_SHORTCUT_GRAPH);
+    cr_assert_eq(mg_shortcut_mode_parse("graph"), MG_SHORTCUT_GRAPH);
+    cr_assert_eq(mg_shortcut_mode_parse("poll"), MG_SHORTCUT_POLL);
+    cr_assert_eq(mg_shortcut_mode_parse("sync"), MG_SHORTCUT_SYNC);
+    cr_assert_eq(mg_shortcut_mode_parse("Graph"), -1);
+    cr_assert_eq(mg_shortcut_mode_parse("graphs"), -1);
+    for (int mode = 0; mode < MG_SHORTCUT_MODE_COUNT; mode++)
+        cr_assert_eq(mg_shortcut_mode_parse(mg_shortcut_mode_name(mode)), mode);
+    cr_assert_str_eq(mg_shortcut_mode_name(-1), "none");
+    cr_assert_eq(mg_plan_set_shortcut_mode(NULL, 0), MG_ERR_INVALID_ARG);
+}
+
+/* One plan, fp32, several x buffers and outputs used in turn (every call must rebuild or reuse the right graph),
+ * a sub-batch (mg_forward_rows), a second stream, and new weights (the graph must be dropped): each call compared
+ * bitwise with the full computation of the same call. Two x buffers leave rows to compute (a 3e38 row: the
+ * conditional body runs), one has NaN rows, one is clean. */
+static void graph_cache_run(int kernel) {
+    const int64_t m = 37, n = 65, k = 129;
+    mg_plan_desc d = mg_plan_desc_default();
+    d.m = m; d.n = n; d.k = k; d.max_dim = 1; d.precision = MG_PREC_FP32; d.kernel = kernel; d.shortcut = 1;
+    mg_plan *plan = NULL;
+    mg_status st = mg_plan_create(&plan, &d);
+    if (st == MG_ERR_UNSUPPORTED || st == MG_ERR_KERNEL) return;
+    cr_assert_eq(st, MG_OK, "mg_plan_create: %s (%s)", mg_strerror(st), mg_last_error());
+    enum { NX = 4, NO = 3 };
+    float *x[NX], *out[NO], *ref, *W, *W2, *b;
+    for (int i = 0; i < NX; i++) CU(cudaMalloc((void **)&x[i], sizeof(float) * (size_t)(m * k)));
+    for (int i = 0; i < NO; i++) CU(cudaMalloc((void **)&out[i], sizeof(float) * (size_t)m));
+    CU(cudaMalloc((void **)&ref, sizeof(float) * (size_t)m));
+    CU(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
+    CU(cudaMalloc((void **)&W2, sizeof(float) * (size_t)(n * k)));
+    CU(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
+    for (int i = 0; i < NX; i++) MG(mg_fill_seedlike(x[i], i ? W2 : W, b, m, n, k, MG_PREC_FP32, 50 + (uint64_t)i, NULL));
+    CU(cudaDeviceSynchronize());
+    put_elems(x[1], (size_t)(5 * k), (size_t)k, MG_PREC_FP32, 3e38f);        /* row 5: computed (may overflow) */
+    put_elems(x[1], (size_t)(30 * k + 7), 1, MG_PREC_FP32, 3e38f);           /* row 30: computed, finite */
+    put_elems(x[2], (size_t)(3 * k + 1), 1, MG_PREC_FP32, NAN);              /* row 3: NaN */
+    put_elems(x[3], (size_t)(36 * k), (size_t)k, MG_PREC_FP32, -3e38f);      /* the last row: computed */
+    put_elems(W2, 17, 1, MG_PREC_FP32, INFINITY);                            /* W2: weight class 2, all computed */
+    cudaStream_t s2;
+    CU(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    float *h_on = malloc(sizeof(float) * (size_t)m), *h_ref = malloc(sizeof(float) * (size_t)m);
+    cr_assert(h_on && h_ref);
+    /* (x index, out index, rows, stream 2?, weights: 0 W, 1 W2) */
+    static const int seq[][5] = {{0, 0, 37, 0, 0}, {1, 0, 37, 0, 0}, {1, 1, 37, 0, 0}, {0, 0, 37, 0, 0},
+                                 {2, 0, 37, 1, 0}, {3, 2, 37, 0, 0}, {1, 1, 20, 0, 0}, {1, 1, 37, 0, 0},
+                                 {3, 2, 37, 1, 1}, {0, 0, 37, 0, 1}, {0, 0, 37, 0, 0}, {1, 0, 1, 0, 0}};
+    int weights = -1;
+    for (size_t t = 0; t < sizeof seq / sizeof seq[0]; t++) {
+        const int xi = seq[t][0], oi = seq[t][1], rows = seq[t][2], w = seq[t][4];
+        cudaStream_t s = seq[t][3] ? s2 : NULL;
+        if (w != weights) {
+            MG(mg_set_weights(plan, w ? W2 : W, b, NULL));
+            CU(cudaDeviceSynchronize());   /* s2 does not wait for the legacy stream */
+            weights = w;
+        }
+        for (int mode = 0; mode < MG_SHORTCUT_MODE_COUNT; mode++) {
+            MG(mg_plan_set_shortcut(plan, 0));
+            CU(cudaMemsetAsync(ref, 0x3c, sizeof(float) * (size_t)m, s));
+            MG(mg_forward_rows(plan, rows, x[xi], ref, s));
+            MG(mg_plan_set_shortcut(plan, 1));
+            MG(mg_plan_set_shortcut_mode(plan, mode));
+            CU(cudaMemsetAsync(out[oi], 0x3c, sizeof(float) * (size_t)m, s));
+            MG(mg_forward_rows(plan, rows, x[xi], out[oi], s));
+            CU(cudaDeviceSynchronize());
+            cr_expect_eq(mg_plan_shortcut_mode_used(plan), mode, "kernel %s step %zu: mode %s ran as %s ('%s')",
+                         mg_plan_kernel_name(plan), t, mg_shortcut_mode_name(mode),
+                         mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan)), mg_plan_shortcut_fallback(plan));
+            CU(cudaMemcpy(h_on, out[oi], sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(h_ref, ref, sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
+            int64_t first = -1;
+            const size_t diff = count_diff(h_on, h_ref, m, MG_PREC_FP32, &first);
+            cr_expect_eq(diff, 0, "kernel %s step %zu (x%d out%d rows %d W%d) mode %s: %zu rows differ; row %lld: "
+                                  "0x%x, full 0x%x", mg_plan_kernel_name(plan), t, xi, oi, rows, w,
+                         mg_shortcut_mode_name(mode), diff, (long long)first,
+                         first >= 0 ? out_bits(h_on, first, MG_PREC_FP32) : 0,
+                         first >= 0 ? out_bits(h_ref, first, MG_PREC_FP32) : 0);
+            /* Rows past a sub-batch are not the call's: both keep the sentinel. */
+            for (int64_t i = rows; i < m; i++)
+                cr_expect_eq(out_bits(h_on, i, MG_PREC_FP32), 0x3c3c3c3cu, "step %zu: row %lld past the batch written",
+                             t, (long long)i);
+            /* Known answers: W2 (+inf in W) leaves every row to the GEMM; with W, x2 row 3 is NaN, the rest +0.0
+             * except the computed rows (x1 rows 5 and 30, x3 row 36), which only have to match the full path. */
+            if (w == 0)
+                for (int64_t i = 0; i < rows; i++) {
+                    const int computed = (xi == 1 && (i == 5 || i == 30)) || (xi == 3 && i == 36);
+                    if (computed) continue;
+                    const int want_nan = xi == 2 && i == 3;
+                    const int ok = want_nan ? isnan(h_on[i]) : out_bits(h_on, i, MG_PREC_FP32) == 0u;
+                    cr_expect(ok, "step %zu mode %s: row %lld is 0x%x, expected %s", t, mg_shortcut_mode_name(mode),
+                              (long long)i, out_bits(h_on, i, MG_PREC_FP32), want_nan ? "NaN" : "+0.0");
+                }
+        }
+    }
+    free(h_on); free(h_ref);
+    CU(cudaStreamDestroy(s2));
+    for (int i = 0; i < NX; i++) cudaFree(x[i]);
+    for (int i = 0; i < NO; i++) cudaFree(out[i]);
+    cudaFree(ref); cudaFree(W); cudaFree(W2); cudaFree(b);
+    mg_plan_destroy(plan);
+}
+
+Test(gpu_shortcut, modes_graph_cache, .timeout = 300) {
+    NEED_GPU();
+    graph_cache_run(MG_KERNEL_AUTO);
+    graph_cache_run(0);
+}
+
+/* A caller that captures its own stream: the short-circuit cannot wait on the device inside a capture, so it runs
+ * the (capturable) full path; replaying the caller's graph must give the full computation's bits. */
+Test(gpu_shortcut, caller_stream_capture, .timeout = 300) {
+    NEED_GPU();
+    const int64_t m = 19, n = 40, k = 72;
+    mg_plan_desc d = mg_plan_desc_default();
+    d.m = m; d.n = n; d.k = k; d.max_dim = 1; d.precision = MG_PREC_FP32; d.shortcut = 1;
+    mg_plan *plan = NULL;
+    MG(mg_plan_create(&plan, &d));
+    float *x, *W, *b, *o1, *o2;
+    CU(cudaMalloc((void **)&x, sizeof(float) * (size_t)(m * k)));
+    CU(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
+    CU(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
+    CU(cudaMalloc((void **)&o1, sizeof(float) * (size_t)m));
+    CU(cudaMalloc((void **)&o2, sizeof(float) * (size_t)m));
+    MG(mg_fill_seedlike(x, W, b, m, n, k, MG_PREC_FP32, 77, NULL));
+    CU(cudaDeviceSynchronize());
+    put_elems(x, (size_t)(4 * k), (size_t)k, MG_PREC_FP32, 3e38f);
+    put_elems(x, (size_t)(9 * k + 2), 1, MG_PREC_FP32, NAN);
+    MG(mg_set_weights(plan, W, b, NULL));
+    MG(mg_plan_set_shortcut(plan, 0));
+    MG(mg_forward(plan, x, o1, NULL));
+    MG(mg_plan_set_shortcut(plan, 1));
+    CU(cudaMemset(o2, 0x3c, sizeof(float) * (size_t)m));
+    CU(cudaDeviceSynchronize());
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    const mg_status fst = mg_forward(plan, x, o2, s);
+    CU(cudaStreamEndCapture(s, &g));
+    cr_assert_eq(fst, MG_OK, "mg_forward under capture: %s (%s)", mg_strerror(fst), mg_last_error());
+    cr_assert_eq(mg_plan_shortcut_mode_used(plan), -1, "under capture the full path must run");
+    CU(cudaGraphInstantiate(&ge, g, 0));
+    CU(cudaGraphLaunch(ge, s));
+    CU(cudaStreamSynchronize(s));
+    float h1[19], h2[19];
+    CU(cudaMemcpy(h1, o1, sizeof h1, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(h2, o2, sizeof h2, cudaMemcpyDeviceToHost));
+    int64_t first = -1;
+    cr_expect_eq(count_diff(h2, h1, m, MG_PREC_FP32, &first), 0, "row %lld differs", (long long)first);
+    cr_expect(isnan(h2[9]), "row 9 (NaN in x) must be NaN");
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    CU(cudaStreamDestroy(s));
+    cudaFree(x); cudaFree(W); cudaFree(b); cudaFree(o1); cudaFree(o2);
+    mg_plan_destroy(plan);
+}

@@ -29,7 +29,7 @@ fi
 
 if has tests; then
   stamp "tests: Criterion, every suite (GPU suites included), --jobs 1"
-  timeout 420 "$B/test_maxgemm" --jobs 1 --verbose >"$OUT/tests.log" 2>&1
+  timeout ${TEST_TIMEOUT:-420} "$B/test_maxgemm" --jobs 1 --verbose ${TEST_ARGS:-} >"$OUT/tests.log" 2>&1
   say "tests exit $?"
   grep -E "^\[(FAIL|----)\]|Synthesis|Tested" "$OUT/tests.log" | tail -40 | tee -a "$SUMMARY"
 fi
@@ -56,7 +56,7 @@ fi
 
 if has bench && [ -x "$B/maxgemm_bench" ]; then
   stamp "bench: the matrix"
-  (cd "$ROOT" && timeout 560 "$B/maxgemm_bench" --matrix bench/matrix.txt --csv "$OUT/h200.csv") >"$OUT/bench.log" 2>&1
+  (cd "$ROOT" && timeout ${BENCH_TIMEOUT:-560} "$B/maxgemm_bench" --matrix bench/matrix.txt --csv "$OUT/h200.csv" ${BENCH_ARGS:-}) >"$OUT/bench.log" 2>&1
   say "bench exit $? rows $(wc -l <"$OUT/h200.csv" 2>/dev/null)"
   tail -5 "$OUT/bench.log" | tee -a "$SUMMARY"
 fi
@@ -76,30 +76,19 @@ if has ncu && command -v ncu >/dev/null; then
   done
 fi
 
-if has sanitize && command -v compute-sanitizer >/dev/null; then
-  stamp "compute-sanitizer: memcheck racecheck synccheck initcheck on every kernel at small odd shapes"
-  for tool in memcheck racecheck synccheck initcheck; do
-    for kid in $("$B/maxgemm" list | awk '$1 ~ /^[0-9]+$/ && $6 == "yes" {print $1}'); do
-      precs=$("$B/maxgemm" list | awk -v k="$kid" '$1 == k {print $3}' | tr ',' ' ')
-      for p in $precs; do
-        for shape in "--m 127 --n 257 --k 129" "--m 200 --n 300 --k 264"; do
-          for md in 1 0; do
-            timeout 120 compute-sanitizer --tool $tool --error-exitcode 99 "$B/maxgemm" run --kernel "$kid" \
-              --precision "$p" $shape --max-dim $md --no-shortcut --iters 1 --warmup 0 --no-flush >>"$OUT/sanitize.log" 2>&1
-            rc=$?
-            [ $rc -ne 0 ] && say "sanitize $tool k$kid $p $shape md$md: rc=$rc"
-            echo "== $tool k$kid $p $shape md$md rc=$rc" >>"$OUT/sanitize.log"
-          done
-        done
-      done
-    done
-  done
-  say "sanitize: $(grep -c '^== ' "$OUT/sanitize.log") runs, $(grep '^== ' "$OUT/sanitize.log" | grep -vc 'rc=0$') non-zero; $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitize.log") clean summaries"
+if has sanitize; then
+  stamp "compute-sanitizer (tools/sanitize.sh): memcheck racecheck synccheck initcheck"
+  mkdir -p "$OUT/sanitize-logs"
+  LOGDIR=$OUT/sanitize-logs TIMEOUT=${SAN_TIMEOUT:-200} timeout ${SAN_TOTAL:-420} bash "$ROOT/tools/sanitize.sh" "$B" >"$OUT/sanitize.log" 2>&1
+  say "sanitize exit $?"
+  tail -4 "$OUT/sanitize.log" | tee -a "$SUMMARY"
+  grep -v -E "clean|^ok" "$OUT/sanitize.log" | head -20 >>"$SUMMARY"
+  (cd "$OUT" && tar czf sanitize-logs.tgz sanitize-logs && rm -rf sanitize-logs)
 fi
 
 if has python && [ -f "$ROOT/python/check_model.py" ]; then
   stamp "python: ModelNew vs Model"
-  MAXGEMM_LIB=$B/libmaxgemm.so PYTHONUNBUFFERED=1 timeout 300 python3 "$ROOT/python/check_model.py" \
+  MAXGEMM_LIB=$B/libmaxgemm.so PYTHONUNBUFFERED=1 timeout 300 python3 "$ROOT/python/check_model.py" ${PY_ARGS:-} \
     --out-json "$OUT/pytorch.json" >"$OUT/pytorch.log" 2>&1
   say "python exit $?"
   tail -25 "$OUT/pytorch.log" | tee -a "$SUMMARY"
@@ -107,7 +96,7 @@ fi
 
 if has soak && [ -x "$B/maxgemm_soak" ]; then
   stamp "soak"
-  timeout 240 "$B/maxgemm_soak" >"$OUT/soak.log" 2>&1
+  timeout ${SOAK_TIMEOUT:-240} "$B/maxgemm_soak" ${SOAK_ARGS:-} >"$OUT/soak.log" 2>&1
   say "soak exit $?"; tail -6 "$OUT/soak.log" | tee -a "$SUMMARY"
 fi
 stamp "done"
