@@ -221,8 +221,9 @@ static int cmd_run(const mg_cli_args *a) {
            sk.median, sk.min, sk.max, iters, a->flush_l2 ? ", L2 flushed" : "", flop / (sk.median * 1e9),
            sb.median / sk.median, sb.median);
     if (a->check) {
-        printf("  check vs fp64 reference: max abs err %.3g, max rel err %.3g, %zu of %zu outside atol=rtol=%g: %s\n",
-               cr.max_abs, cr.max_rel, cr.fails, cr.n, mg_precision_tolerance(prec), pass ? "PASS" : "FAIL");
+        printf("  check vs fp64 reference: max abs err %.3g, 99.9th pct abs err %.3g, max rel err %.3g, %zu of %zu outside "
+               "atol=rtol=%g: %s\n",
+               cr.max_abs, cr.p999_abs, cr.max_rel, cr.fails, cr.n, mg_precision_tolerance(prec), pass ? "PASS" : "FAIL");
         if (!pass && cr.first_bad < cr.n) {
             double o = prec == MG_PREC_BF16 ? mg_bf16_to_f32(((const uint16_t *)outf)[cr.first_bad])
                                             : ((const float *)outf)[cr.first_bad];

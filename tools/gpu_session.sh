@@ -49,9 +49,15 @@ if has checks; then
       done
     done
   done
-  stamp "short-circuit, default job"
-  timeout 60 "$B/maxgemm" run --check --iters 50 >>"$OUT/checks.log" 2>&1
-  say "shortcut rc=$? $(tail -2 "$OUT/checks.log" | tr '\n' ' ' | cut -c1-230)"
+  for mode in graph poll sync; do
+    for fl in "" --no-flush; do
+      for p in fp32 bf16; do
+        stamp "short-circuit, default job, MG_SHORTCUT_MODE=$mode $p $fl"
+        MG_SHORTCUT_MODE=$mode timeout 60 "$B/maxgemm" run --check --iters 50 --precision $p $fl >>"$OUT/checks.log" 2>&1
+        say "shortcut $mode $p ${fl:-flushed} rc=$? $(tail -2 "$OUT/checks.log" | tr '\n' ' ' | cut -c1-200)"
+      done
+    done
+  done
 fi
 
 if has bench && [ -x "$B/maxgemm_bench" ]; then
