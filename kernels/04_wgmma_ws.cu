@@ -11,7 +11,10 @@
  * What changed from kernel 3 (wgmma_tma, every warpgroup both loads and computes, one tile per CTA): roles are
  * split so the tensor core is fed by a thread that does nothing else, register budgets follow the roles, and
  * CTAs persist so the epilogue of one tile hides under the loads of the next.
- * Tile shapes: tile_configs/wgmma_ws.cfg. Measured result: not yet measured (prediction in notes/04_wgmma_ws.md).
+ *   - optional clusters of 2 CTAs along M (tile config `cluster 2`): each CTA loads half of the shared W tile and
+ *     multicasts it to both (TMA .multicast::cluster), a third less L2 -> SM traffic.
+ * Tile shapes: tile_configs/wgmma_ws.cfg. Measured (H200, cluster 1): bf16 0.1766 ms (1.01x cuBLAS), tf32 0.3312
+ * (1.03x); cluster variants: notes/04_wgmma_ws.md.
  *
  * Operands: x (M x K) and W (N x K), both K-major, read by TMA straight from the caller's buffers when rows are
  * 16-byte multiples (K * elem % 16 == 0) and the base is 16-byte aligned. Otherwise W is copied once in prepare

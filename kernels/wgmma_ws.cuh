@@ -83,22 +83,37 @@ enum class Scheme : int {
     kTF32 = 0,   /* fp32 operands, tf32 wgmma (m64nNk8), float bias */
     kBF16 = 1,   /* bf16 operands, bf16 wgmma (m64nNk16), bf16 bias */
     kBF16x3 = 2, /* fp32 mode: bf16 hi/lo operands, 3 bf16 wgmma per k-step, float bias */
+    kBF16x3RS = 3, /* fp32 mode: fp32 x tile split to bf16 hi/lo in registers (A from registers), W hi/lo tiles
+                    * (prepared with the K permutation of wgmma_ws.cuh "SCHEME kBF16x3RS"), 3 wgmma per k-step */
 };
 
+/* Per scheme: element bytes, parts (tiles per stage) and TMA data type of A (x) and B (W), and whether A
+ * reaches the tensor core from registers (kRegA). The uniform schemes (A and B alike) also keep the plain names
+ * kElem / kParts / kDtype, which the helpers that treat A and B alike (padded_k, make_map) use. */
 template <Scheme S> struct SchemeT;
-template <> struct SchemeT<Scheme::kTF32> {
-    static constexpr int kElem = 4, kParts = 1;
-    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+template <int ELEM, int PARTS, CUtensorMapDataType DT> struct UniformScheme {
+    static constexpr int kElem = ELEM, kParts = PARTS;
+    static constexpr CUtensorMapDataType kDtype = DT;
+    static constexpr int kElemA = ELEM, kElemB = ELEM, kPartsA = PARTS, kPartsB = PARTS;
+    static constexpr CUtensorMapDataType kDtypeA = DT, kDtypeB = DT;
+    static constexpr bool kRegA = false;
+};
+template <> struct SchemeT<Scheme::kTF32> : UniformScheme<4, 1, CU_TENSOR_MAP_DATA_TYPE_FLOAT32> {
     using Bias = float;
 };
-template <> struct SchemeT<Scheme::kBF16> {
-    static constexpr int kElem = 2, kParts = 1;
-    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+template <> struct SchemeT<Scheme::kBF16> : UniformScheme<2, 1, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16> {
     using Bias = __nv_bfloat16;
 };
-template <> struct SchemeT<Scheme::kBF16x3> {
-    static constexpr int kElem = 2, kParts = 2; /* part 0 = hi, part 1 = lo */
-    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+template <> struct SchemeT<Scheme::kBF16x3> : UniformScheme<2, 2, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16> {
+    /* part 0 = hi, part 1 = lo */
+    using Bias = float;
+};
+template <> struct SchemeT<Scheme::kBF16x3RS> {
+    /* A: ONE fp32 tile (x as the caller gave it); B: W hi (part 0) and W lo (part 1), bf16, K-permuted. */
+    static constexpr int kElemA = 4, kElemB = 2, kPartsA = 1, kPartsB = 2;
+    static constexpr CUtensorMapDataType kDtypeA = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    static constexpr CUtensorMapDataType kDtypeB = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    static constexpr bool kRegA = true;
     using Bias = float;
 };
 
@@ -111,32 +126,39 @@ struct Cfg {
     using T = SchemeT<S_>;
     static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
     static constexpr int CLUSTER = CLUSTER_;
-    static constexpr int PARTS = T::kParts;
+    static constexpr int A_PARTS = T::kPartsA, B_PARTS = T::kPartsB;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
-    static constexpr int ROW_BYTES = BK * T::kElem;           /* one smem row = BK elements of K */
-    static constexpr int KSTEPS = ROW_BYTES / 32;             /* a wgmma k-step reads 32 bytes of K */
-    static constexpr int A_BYTES = BM * ROW_BYTES;            /* one A tile (per part) */
-    static constexpr int B_BYTES = BN * ROW_BYTES;            /* one B tile (per part) */
-    static constexpr int STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
+    static constexpr int A_ROW_BYTES = BK * T::kElemA;        /* one smem row = BK elements of K */
+    static constexpr int B_ROW_BYTES = BK * T::kElemB;
+    static constexpr int KSTEPS = B_ROW_BYTES / 32;           /* a wgmma k-step reads 32 bytes of K (of B) */
+    static constexpr int A_BYTES = BM * A_ROW_BYTES;          /* one A tile (per part) */
+    static constexpr int B_BYTES = BN * B_ROW_BYTES;          /* one B tile (per part) */
+    static constexpr int STAGE_BYTES = A_PARTS * A_BYTES + B_PARTS * B_BYTES;
     static constexpr int RED_BYTES = CONSUMERS * 4 * BN * 4;  /* max_dim 0 cross-warp scratch */
     static constexpr int BAR_BYTES = 2 * STAGES * 8;
     static constexpr int SMEM_BYTES = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + RED_BYTES + BAR_BYTES;
     static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;  /* 128*40 + 256*232 = 64512 <= 65536 */
     static constexpr int SLAB = 64;                           /* rows per consumer */
-    static constexpr CUtensorMapSwizzle SWIZZLE =
-        ROW_BYTES == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    static constexpr CUtensorMapSwizzle SWIZZLE_A =
+        A_ROW_BYTES == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    static constexpr CUtensorMapSwizzle SWIZZLE_B =
+        B_ROW_BYTES == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
 
     static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
     static_assert(BM == 64 * CONSUMERS, "each consumer warpgroup owns exactly 64 rows (one m64 wgmma)");
     static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "wgmma N: 64, 128, 192 or 256 (hopper.cuh wrappers)");
-    static_assert(ROW_BYTES == 128 || ROW_BYTES == 64, "a smem row is 128 B (128B swizzle) or 64 B (64B swizzle)");
+    static_assert((A_ROW_BYTES == 128 || A_ROW_BYTES == 64) && (B_ROW_BYTES == 128 || B_ROW_BYTES == 64),
+                  "a smem row is 128 B (128B swizzle) or 64 B (64B swizzle)");
+    static_assert(!T::kRegA || (BK == 32 && A_ROW_BYTES == 128 && B_ROW_BYTES == 64 && KSTEPS == 2),
+                  "kBF16x3RS: bk must be 32 (fp32 A rows of 128 B with the 128B swizzle, bf16 W rows of 64 B, two "
+                  "k16 steps: the register-fragment loads and the W K-permutation assume exactly this)");
     static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "tiles must keep 1024-byte alignment");
     static_assert(STAGES >= 2 && STAGES <= 8, "2..8 stages");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90)");
     /* Clusters of CLUSTER CTAs along M share one N tile: CTA rank r loads the B rows
      * [r * BN / CLUSTER, (r + 1) * BN / CLUSTER) of the tile and multicasts them to every CTA of the cluster. */
     static constexpr int B_BOX_ROWS = BN / CLUSTER;           /* rows of one W TMA box (the W descriptor's box) */
-    static constexpr int B_SLICE_BYTES = B_BOX_ROWS * ROW_BYTES;
+    static constexpr int B_SLICE_BYTES = B_BOX_ROWS * B_ROW_BYTES;
     static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * CLUSTER; /* every consumer warp of every CTA */
     static constexpr int UNIT_GROUP = kGroupM / CLUSTER > 0 ? kGroupM / CLUSTER : 1; /* units per scheduler group */
     static_assert(CLUSTER == 1 || CLUSTER == 2, "cluster 1 or 2 (2 CTAs along M sharing the W tile by TMA multicast)");

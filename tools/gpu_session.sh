@@ -72,7 +72,7 @@ if has ncu && command -v ncu >/dev/null; then
     kid=${spec%%:*}; p=${spec##*:}
     stamp "ncu kernel $kid $p"
     timeout 240 ncu --clock-control none --set full --launch-skip 2 --launch-count 1 \
-      -k "regex:^(?!.*(fill|poison|finalize|split|pad|flush|reference|memset)).*" \
+      -k "regex:(ws_kernel|wgmma_tma|mma_sync|naive_kernel|gemm|xmma|sm90_)" \
       -o "$OUT/ncu_k${kid}_${p}" "$B/maxgemm" run --kernel "$kid" --precision "$p" --max-dim 1 --no-shortcut \
       --iters 1 --warmup 2 --no-flush >"$OUT/ncu_k${kid}_${p}.log" 2>&1
     ncu --import "$OUT/ncu_k${kid}_${p}.ncu-rep" --csv --page raw --metrics \
