@@ -127,6 +127,7 @@ struct Cfg {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
     static constexpr int CLUSTER = CLUSTER_;
     static constexpr int A_PARTS = T::kPartsA, B_PARTS = T::kPartsB;
+    static constexpr int MAX_PARTS = A_PARTS > B_PARTS ? A_PARTS : B_PARTS;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
     static constexpr int A_ROW_BYTES = BK * T::kElemA;        /* one smem row = BK elements of K */
     static constexpr int B_ROW_BYTES = BK * T::kElemB;
@@ -281,10 +282,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         if (tid == 0) {
             if (num_k > 0) {
 #pragma unroll
-                for (int q = 0; q < C::PARTS; q++) {
-                    mg_tma_prefetch_desc(&p.a[q]);
-                    mg_tma_prefetch_desc(&p.b[q]);
-                }
+                for (int q = 0; q < C::A_PARTS; q++) mg_tma_prefetch_desc(&p.a[q]);
+#pragma unroll
+                for (int q = 0; q < C::B_PARTS; q++) mg_tma_prefetch_desc(&p.b[q]);
             }
             int it = 0;
             for (int unit = first_unit; unit < num_units; unit += unit_step) {
@@ -312,14 +312,18 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                      * complete_tx on this barrier. Full boxes count, even where TMA zero-fills. */
                     mg_mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
 #pragma unroll
-                    for (int q = 0; q < C::PARTS; q++) {
-                        mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kb * C::BK, row_a);
-                        uint8_t *b_dst = st + C::PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
-                        if constexpr (C::CLUSTER == 1)
-                            mg_tma_load_2d(b_dst, &p.b[q], &full[s], kb * C::BK, row_b);
-                        else
-                            mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kb * C::BK, row_b,
-                                                     (uint16_t)((1u << C::CLUSTER) - 1));
+                    for (int q = 0; q < C::MAX_PARTS; q++) {
+                        /* (A q, B q) in turn: the order of the uniform schemes; kBF16x3RS has one A part */
+                        if (q < C::A_PARTS)
+                            mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kb * C::BK, row_a);
+                        if (q < C::B_PARTS) {
+                            uint8_t *b_dst = st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
+                            if constexpr (C::CLUSTER == 1)
+                                mg_tma_load_2d(b_dst, &p.b[q], &full[s], kb * C::BK, row_b);
+                            else
+                                mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kb * C::BK, row_b,
+                                                         (uint16_t)((1u << C::CLUSTER) - 1));
+                        }
                     }
                 }
             }
@@ -342,6 +346,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     const Bias *bias = static_cast<const Bias *>(p.bias);
     float acc[C::BN / 2];
     int it = 0;
+    /* kBF16x3RS only: this thread's A-fragment rows and 16-byte chunks in the fp32 A tile (see rs_kiter). */
+    const uint32_t smem_base = mg_smem_u32(smem);
+    const uint32_t a_off = (uint32_t)((c * C::SLAB + warp * 16 + lane / 4) * C::A_ROW_BYTES);
+    const uint32_t ch0 = (uint32_t)((((2 * (lane % 4)) ^ (lane / 4)) & 7) * 16);
+    const uint32_t ch1 = (uint32_t)((((2 * (lane % 4) + 1) ^ (lane / 4)) & 7) * 16);
+    uint32_t fr0[2][2][4], fr1[2][2][4]; /* [k16 step][hi, lo][register]: two sets, see the mainloop */
+    (void)smem_base; (void)a_off; (void)ch0; (void)ch1; (void)fr0; (void)fr1;
 
     for (int unit = first_unit; unit < num_units; unit += unit_step) {
         int um, tn;
@@ -352,16 +363,30 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         for (int i = 0; i < C::BN / 2; i++) acc[i] = 0.f;
         mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence below */
 
+        if constexpr (C::T::kRegA) {
+            /* kBF16x3RS: the A fragments alternate between two register sets (fr0: even kb, fr1: odd kb), so
+             * that with one wgmma group in flight (wait_group 1) no set is rewritten while a pending wgmma still
+             * reads it (PTX ISA: A registers of a wgmma must not change before a wait_group covering it). The
+             * loop is unrolled by two in straight-line code so each set is its own registers. */
+            int kb = 0;
+            while (kb < num_k) {
+                rs_kiter<C>(acc, fr0, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
+                kb++, it++;
+                if (kb >= num_k) break;
+                rs_kiter<C>(acc, fr1, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
+                kb++, it++;
+            }
+        } else {
         for (int kb = 0; kb < num_k; kb++, it++) {
             const int s = it % C::STAGES;
             mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
             const uint8_t *st = smem + s * C::STAGE_BYTES;
-            const uint8_t *a0 = st + c * C::SLAB * C::ROW_BYTES;  /* this consumer's 64 rows of A */
-            const uint64_t da_hi = make_desc<C::ROW_BYTES>(a0);
-            const uint64_t da_lo = make_desc<C::ROW_BYTES>(a0 + (C::PARTS - 1) * C::A_BYTES);
-            const uint8_t *b0 = st + C::PARTS * C::A_BYTES;
-            const uint64_t db_hi = make_desc<C::ROW_BYTES>(b0);
-            const uint64_t db_lo = make_desc<C::ROW_BYTES>(b0 + (C::PARTS - 1) * C::B_BYTES);
+            const uint8_t *a0 = st + c * C::SLAB * C::A_ROW_BYTES;  /* this consumer's 64 rows of A */
+            const uint64_t da_hi = make_desc<C::A_ROW_BYTES>(a0);
+            const uint64_t da_lo = make_desc<C::A_ROW_BYTES>(a0 + (C::A_PARTS - 1) * C::A_BYTES);
+            const uint8_t *b0 = st + C::A_PARTS * C::A_BYTES;
+            const uint64_t db_hi = make_desc<C::B_ROW_BYTES>(b0);
+            const uint64_t db_lo = make_desc<C::B_ROW_BYTES>(b0 + (C::B_PARTS - 1) * C::B_BYTES);
             mg_wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < C::KSTEPS; ks++) {
@@ -375,6 +400,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 mg_wgmma_wait<1>();
                 if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
             }
+        }
         }
         mg_wgmma_wait<0>();
         mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
