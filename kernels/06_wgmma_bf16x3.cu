@@ -11,9 +11,18 @@
  * Tile shape: tile_configs/wgmma_bf16x3.cfg (BK = 32 bf16 = 64-byte rows with the 64B swizzle, so four tiles
  * per stage still fit 4 stages). Measured result: not yet measured (prediction in notes/05_06_split.md).
  *
- * Data flow: W is split ONCE in prepare into prep->buf[0] (hi) and buf[1] (lo), rows padded to 8 elements
- * (16 bytes, TMA's stride rule; the padding is zero and the descriptors say K columns anyway). x is split per
- * call into the workspace (x_hi, then x_lo), ~0.03 ms at the headline (32 MiB read, 32 MiB written).
+ * TWO SCHEMES, chosen at compile time (MG_K6_PRESPLIT; tools/tune.sh builds both for side-by-side timing):
+ *   MG_K6_PRESPLIT 0 (default): Scheme::kBF16x3RS. x is NOT pre-split: the producer TMA-loads the caller's fp32
+ *     x tile (BM x 32 fp32, 128B swizzle) and the W hi/lo tiles; each consumer reads its 64 rows of x from
+ *     shared memory into registers, splits them into bf16 hi/lo there and issues the three products as
+ *     register-A wgmma (wgmma_ws.cuh, "Scheme kBF16x3RS"). W is split ONCE in prepare into prep->buf[0] (hi)
+ *     and buf[1] (lo), K-permuted within 32-column blocks (rows padded to a multiple of 32 with zeros). No
+ *     per-call split launch; x goes to the workspace only when TMA cannot read it in place (K % 4 != 0 or a
+ *     base that is not 16-byte aligned): a padded copy, as kernel 4 does. Needs bk 32 in the tile config.
+ *   MG_K6_PRESPLIT 1: Scheme::kBF16x3 (the first version, measured 0.5103 / 0.5147 ms). W is split ONCE in
+ *     prepare (rows padded to 8 elements, TMA's 16-byte rule), x per call by mg_split_bf16 into the workspace
+ *     (x_hi, then x_lo), ~0.02-0.03 ms at the headline (32 MiB read, 32 MiB written, one more launch).
+ * Both: W holding +-inf -> the exact fallback (naive SIMT kernel), decided in prepare.
  */
 #include <cuda_runtime.h>
 
@@ -24,12 +33,29 @@
 #error "tile_configs/wgmma_bf16x3.cfg must have a 'wgmma_bf16x3 fp32' row"
 #endif
 
+#ifndef MG_K6_PRESPLIT
+#define MG_K6_PRESPLIT 0
+#endif
+
 namespace {
 
+#if MG_K6_PRESPLIT
 using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3, MG_TILE_wgmma_bf16x3_fp32>;
+#else
+using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3RS, MG_TILE_wgmma_bf16x3_fp32>;
+#endif
+constexpr bool kRS = CfgX3::T::kRegA;
 
-int64_t x3_ld(const mg_problem *p) { return mgws::padded_k<CfgX3>(p->k); }
+/* Row stride (elements) of the prepared W hi / lo: pre-split: K rounded up to 8 (16 bytes); RS: K rounded up to
+ * 32 (whole permutation blocks). */
+int64_t x3_ld(const mg_problem *p) {
+    if constexpr (kRS) return mgws::rs_w_ld(p->k);
+    else return mgws::padded_k<CfgX3>(p->k);
+}
+/* Pre-split: one of the x_hi / x_lo workspace parts (bf16, row stride x3_ld). */
 size_t x_part_bytes(const mg_problem *p) { return mgws::align256((size_t)p->m * (size_t)x3_ld(p) * 2); }
+/* RS: row stride (fp32 elements) of the padded copy of x: K rounded up to 4 (16 bytes). */
+int64_t rs_x_ld(const mg_problem *p) { return (p->k + 3) / 4 * 4; }
 
 int x3_rows(const mg_problem *p) { return mgws::partial_rows<CfgX3>(p); }
 /* Room for the exact fallback's rows too (W holding +-inf, see mg_prepared.exact_fallback). */
@@ -38,7 +64,13 @@ int x3_partial_tiles(const mg_problem *p) {
     return own > naive ? own : naive;
 }
 
-size_t x3_workspace_bytes(const mg_problem *p) { return p->k == 0 ? 0 : 2 * x_part_bytes(p); }
+/* RS: room for a padded copy of x, used only when TMA cannot read x in place (the same bytes as the pre-split
+ * scheme's x_hi + x_lo; kept whatever the alignment of the x a launch will bring). */
+size_t x3_workspace_bytes(const mg_problem *p) {
+    if (p->k == 0) return 0;
+    if constexpr (kRS) return mgws::align256((size_t)p->m * (size_t)rs_x_ld(p) * 4);
+    else return 2 * x_part_bytes(p);
+}
 
 mg_status x3_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_FP32)
@@ -49,6 +81,12 @@ mg_status x3_supports(const mg_problem *p, int sm) {
         return mg_set_error(MG_ERR_UNSUPPORTED,
                             "wgmma_bf16x3 is compiled for sm_90a (wgmma, setmaxnreg); this GPU is sm_%d", sm);
     return MG_OK;
+}
+
+/* W -> hi, lo (rows of ld elements): RS with the K permutation (wgmma_ws.cuh), pre-split in natural order. */
+mg_status split_w(const float *w, const mg_problem *p, int64_t ld, uint16_t *hi, uint16_t *lo, void *stream) {
+    if constexpr (kRS) return mgws::rs_split_w(w, p->n, p->k, hi, lo, stream);
+    else return mg_split_bf16(w, p->n, p->k, ld, hi, lo, stream);
 }
 
 mg_status x3_prepare(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream) {
@@ -65,15 +103,17 @@ mg_status x3_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     const size_t bytes = (size_t)p->n * (size_t)ld * 2;
     if ((st = mgws::dev_alloc(out, 0, bytes, "wgmma_bf16x3 W hi")) != MG_OK ||
         (st = mgws::dev_alloc(out, 1, bytes, "wgmma_bf16x3 W lo")) != MG_OK ||
-        (st = mg_split_bf16((const float *)w, p->n, p->k, ld, (uint16_t *)out->buf[0], (uint16_t *)out->buf[1],
-                            stream)) != MG_OK ||
+        (st = split_w((const float *)w, p, ld, (uint16_t *)out->buf[0], (uint16_t *)out->buf[1], stream)) != MG_OK ||
         (st = mgws::alloc_host(out)) != MG_OK) {
         mgws::release_prepared(out);
         return st;
     }
     mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
+    /* RS: the permuted W has data at positions >= K (a column < K can land past K inside the last 32-block), so
+     * its descriptor spans the whole padded width ld (zeros past K); pre-split: K columns (TMA zero-fills). */
+    const int64_t w_cols = kRS ? ld : p->k;
     for (int q = 0; q < 2 && st == MG_OK; q++)
-        st = mgws::make_map<CfgX3>(&h->b[q], out->buf[q], p->n, p->k, ld, CfgX3::B_BOX_ROWS);
+        st = mgws::make_map_b<CfgX3>(&h->b[q], out->buf[q], p->n, w_cols, ld, CfgX3::B_BOX_ROWS);
     if (st != MG_OK) mgws::release_prepared(out);
     return st;
 }
@@ -94,12 +134,28 @@ mg_status x3_launch(mg_launch_args *a) {
         const int64_t ld = x3_ld(p);
         if (!a->prep || !a->prep->host || !a->prep->buf[0] || !a->prep->buf[1] || a->prep->ld != ld)
             return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_bf16x3: W was not prepared for this problem");
-        if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_bf16x3: no workspace for the split x");
-        uint16_t *x_hi = static_cast<uint16_t *>(a->ws);
-        uint16_t *x_lo = reinterpret_cast<uint16_t *>(static_cast<char *>(a->ws) + x_part_bytes(p));
-        if ((st = mg_split_bf16((const float *)a->x, p->m, p->k, ld, x_hi, x_lo, a->stream)) != MG_OK) return st;
-        if ((st = mgws::make_map<CfgX3>(&prm.a[0], x_hi, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
-        if ((st = mgws::make_map<CfgX3>(&prm.a[1], x_lo, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
+        if constexpr (kRS) {
+            /* x read in place by TMA (fp32, 128B swizzle) when its rows are 16-byte multiples and its base is
+             * 16-byte aligned; otherwise a padded copy in the workspace (the descriptor still says K columns, so
+             * the padding is never read: TMA zero-fills past K). */
+            const void *xb = a->x;
+            int64_t xld = p->k;
+            if (p->k % 4 != 0 || (uintptr_t)a->x % 16 != 0) {
+                if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_bf16x3: no workspace for the padded x");
+                xld = rs_x_ld(p);
+                MG_CUDA_TRY(cudaMemcpy2DAsync(a->ws, (size_t)xld * 4, a->x, (size_t)p->k * 4, (size_t)p->k * 4,
+                                              (size_t)p->m, cudaMemcpyDeviceToDevice, (cudaStream_t)a->stream));
+                xb = a->ws;
+            }
+            if ((st = mgws::make_map_a<CfgX3>(&prm.a[0], xb, p->m, p->k, xld, CfgX3::BM)) != MG_OK) return st;
+        } else {
+            if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_bf16x3: no workspace for the split x");
+            uint16_t *x_hi = static_cast<uint16_t *>(a->ws);
+            uint16_t *x_lo = reinterpret_cast<uint16_t *>(static_cast<char *>(a->ws) + x_part_bytes(p));
+            if ((st = mg_split_bf16((const float *)a->x, p->m, p->k, ld, x_hi, x_lo, a->stream)) != MG_OK) return st;
+            if ((st = mgws::make_map<CfgX3>(&prm.a[0], x_hi, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
+            if ((st = mgws::make_map<CfgX3>(&prm.a[1], x_lo, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
+        }
         memcpy(&prm.b[0], static_cast<const mgws::PreparedHost *>(a->prep->host)->b, 2 * sizeof(CUtensorMap));
     }
     return mgws::run<CfgX3>(a, prm);

@@ -57,6 +57,13 @@
  *   barrier by every thread (the producer warpgroup no longer returns early): a CTA may not exit while its
  *   peer's consumers can still arrive on its empty barriers. K = 0: no loads, no waits, no arrivals; both CTAs
  *   run the epilogue on zeros and meet at the final cluster barrier.
+ * SCHEME kBF16x3RS (kernel 6's default): each stage holds ONE fp32 A tile (BM x 32 fp32 = 128-byte rows, 128B
+ *   swizzle) and the W hi / lo tiles (bf16, 64-byte rows, 64B swizzle): 16 + 2 x 16 KiB = 48 KiB. A consumer
+ *   thread reads its A fragment rows with four 16-byte shared loads per stage (conflict-free, thanks to a K
+ *   permutation of W made once in prepare: see "THE K PERMUTATION" below), splits x into bf16 hi/lo in
+ *   registers (the rules of kernels/split.cu) and issues 6 register-A wgmma (m64nBNk16, 2 k16 steps x lo*hi,
+ *   hi*lo, hi*hi). Two register sets of A fragments alternate between k-iterations, so keeping one wgmma group in
+ *   flight never rewrites registers that a pending wgmma reads. Barriers, phases, clusters, epilogue: unchanged.
  * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
  *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
  *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
@@ -67,6 +74,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdio.h>
 
 #include <atomic>
 #include <stdint.h>
@@ -228,6 +236,106 @@ template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty
     }
 }
 
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Scheme kBF16x3RS: x stays fp32 in shared memory and is split into bf16 hi/lo in registers                  */
+/* ---------------------------------------------------------------------------------------------------------- */
+/* THE K PERMUTATION. Within every 32-column block of K (one stage, BK = 32), the W hi/lo tiles are stored
+ * permuted (rs_split_w below, once in prepare) so that each thread's A fragment for one k16 step is FOUR
+ * CONSECUTIVE fp32 of x (one 16-byte shared load) instead of two scattered pairs:
+ *     W tile position p = 16 ks + 8 h + 2 q + e   (k16 step ks, half h, lane%4 = q, e = 0/1)
+ *     holds W column      rs_perm_src(p) = 8 q + 4 ks + 2 h + e       (of the same 32-column block)
+ * The wgmma A fragment (hopper.cuh, mg_wgmma_bf16_rs) of lane (g = lane/4, q = lane%4) for step ks holds the k
+ * positions 16 ks + 2q + {0,1} (registers 0, 1: rows g, g+8) and 16 ks + 8 + 2q + {0,1} (registers 2, 3), i.e.
+ * x columns 8q + 4ks + {0,1} and 8q + 4ks + {2,3}: the float4 at x columns 8q + 4ks .. 8q + 4ks + 3 = 16-byte
+ * chunk 2q + ks of the 128-byte fp32 row. The dot product is a sum over k, so permuting k identically in x and
+ * W changes nothing but the order of the (fp32-accumulated) terms.
+ * Shared-memory reads: the fp32 A tile has the 128B swizzle (chunk c of row r at c ^ (r % 8)); every row of a
+ * thread satisfies r % 8 = g, so the load of (row, step ks) reads chunk (2q + ks) ^ g. A 16-byte load is served
+ * per quarter-warp (8 lanes: g = 2j, 2j+1, q = 0..3): chunks (2q + ks) ^ 2j and (2q + ks) ^ (2j + 1) are 8
+ * distinct chunks (bit 0 is ks for one row and ks ^ 1 for the other): all 32 banks, no conflict.
+ * K tails: W columns >= K are stored as 0 and the W descriptor spans the padded width (a multiple of 32), the
+ * x descriptor spans K (TMA zero-fills the rest), so every padded product is 0 * 0. */
+__host__ __device__ constexpr int rs_perm_src(int p) {
+    return 8 * ((p % 8) / 2) + 4 * (p / 16) + 2 * ((p % 16) / 8) + (p % 2);
+}
+
+/* The split of kernels/split.cu (split1), two values at a time, packed as a wgmma bf16x2 register (v0 in the
+ * low half): hi = bf16_rn(v), lo = bf16_rn(v - hi) (exact difference); NaN -> (NaN, NaN); +-inf -> (+-inf, 0);
+ * a finite v that rounds to +-inf in bf16 -> hi = +-0x7f7f (largest finite bf16), lo = bf16_rn(v - hi). */
+__device__ __forceinline__ float rs_split_fix(float v, float &h) {
+    const bool v_inf = fabsf(v) == INFINITY;
+    if (fabsf(h) == INFINITY && !v_inf) h = copysignf(3.38953139e38f, v); /* 0x7f7f0000: exact in bf16 */
+    return v_inf ? 0.f : v - h;
+}
+__device__ __forceinline__ void rs_split_pair(float v0, float v1, uint32_t &hi, uint32_t &lo) {
+    const __nv_bfloat162 h2 = __floats2bfloat162_rn(v0, v1); /* .x = v0: the low half */
+    const uint32_t hb = *reinterpret_cast<const uint32_t *>(&h2);
+    float h0 = __uint_as_float(hb << 16), h1 = __uint_as_float(hb & 0xffff0000u);
+    const float r0 = rs_split_fix(v0, h0), r1 = rs_split_fix(v1, h1);
+    hi = __byte_perm(__float_as_uint(h0), __float_as_uint(h1), 0x7632); /* the bf16 halves of h0, h1 */
+    const __nv_bfloat162 l2 = __floats2bfloat162_rn(r0, r1);
+    lo = *reinterpret_cast<const uint32_t *>(&l2);
+}
+
+/* 16-byte shared load (volatile: stays after the full-barrier wait that makes the TMA bytes visible). */
+__device__ __forceinline__ float4 rs_lds128(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
+/* One k-iteration (one stage, BK = 32 = two k16 steps) of a kBF16x3RS consumer: wait for the stage, read this
+ * thread's 16 fp32 of x (rows r, r + 8; steps 0, 1), split them into the register set fr, and issue
+ * x_lo W_hi, x_hi W_lo, x_hi W_hi per step (small terms first) as ONE wgmma group; then, as the shared-memory
+ * mainloop does, wait until only this group is pending and release the previous stage. fr must not be the set
+ * that the previous k-iteration's (possibly pending) group reads: the caller alternates two sets. */
+template <class C>
+__device__ __forceinline__ void rs_kiter(float (&acc)[C::BN / 2], uint32_t (&fr)[2][2][4], const uint8_t *smem,
+                                         uint32_t smem_base, uint64_t *full, uint64_t *empty, int it, int kb,
+                                         uint32_t a_off, uint32_t ch0, uint32_t ch1, int lane) {
+    const int s = it % C::STAGES;
+    mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
+    const uint32_t ra = smem_base + (uint32_t)(s * C::STAGE_BYTES) + a_off; /* row r of the fp32 A tile */
+    constexpr uint32_t R8 = 8 * C::A_ROW_BYTES;                            /* row r + 8 */
+    const float4 x00 = rs_lds128(ra + ch0), x10 = rs_lds128(ra + R8 + ch0); /* step 0 */
+    const float4 x01 = rs_lds128(ra + ch1), x11 = rs_lds128(ra + R8 + ch1); /* step 1 */
+    rs_split_pair(x00.x, x00.y, fr[0][0][0], fr[0][1][0]);
+    rs_split_pair(x10.x, x10.y, fr[0][0][1], fr[0][1][1]);
+    rs_split_pair(x00.z, x00.w, fr[0][0][2], fr[0][1][2]);
+    rs_split_pair(x10.z, x10.w, fr[0][0][3], fr[0][1][3]);
+    rs_split_pair(x01.x, x01.y, fr[1][0][0], fr[1][1][0]);
+    rs_split_pair(x11.x, x11.y, fr[1][0][1], fr[1][1][1]);
+    rs_split_pair(x01.z, x01.w, fr[1][0][2], fr[1][1][2]);
+    rs_split_pair(x11.z, x11.w, fr[1][0][3], fr[1][1][3]);
+    /* The fragments are written before the wgmma.fence (PTX ISA: a fence between a register write and the
+     * wgmma that reads it). */
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+        mg_fence_regs(fr[ks][0]);
+        mg_fence_regs(fr[ks][1]);
+    }
+    const uint8_t *b0 = smem + s * C::STAGE_BYTES + C::A_PARTS * C::A_BYTES;
+    const uint64_t db_hi = make_desc<C::B_ROW_BYTES>(b0);
+    const uint64_t db_lo = make_desc<C::B_ROW_BYTES>(b0 + C::B_BYTES);
+    mg_wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+        const uint32_t off = ks * 32;
+        mg_wgmma_bf16_rs<C::BN>(acc, fr[ks][1], mg_desc_advance(db_hi, off), 1); /* x_lo * W_hi */
+        mg_wgmma_bf16_rs<C::BN>(acc, fr[ks][0], mg_desc_advance(db_lo, off), 1); /* x_hi * W_lo */
+        mg_wgmma_bf16_rs<C::BN>(acc, fr[ks][0], mg_desc_advance(db_hi, off), 1); /* x_hi * W_hi */
+    }
+    mg_wgmma_commit();
+    if (kb > 0) {
+        /* At most this k-iteration's group is pending: the previous stage (and the other register set) is free. */
+        mg_wgmma_wait<1>();
+        if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
+    }
+}
+
 template <class B> __device__ __forceinline__ float bias_at(const B *b, int j);
 template <> __device__ __forceinline__ float bias_at<float>(const float *b, int j) { return __ldg(b + j); }
 template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_bfloat16 *b, int j) {
@@ -370,10 +478,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
              * loop is unrolled by two in straight-line code so each set is its own registers. */
             int kb = 0;
             while (kb < num_k) {
-                rs_kiter<C>(acc, fr0, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
+                rs_kiter<C>(acc, fr0, smem, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
                 kb++, it++;
                 if (kb >= num_k) break;
-                rs_kiter<C>(acc, fr1, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
+                rs_kiter<C>(acc, fr1, smem, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
                 kb++, it++;
             }
         } else {
@@ -582,17 +690,87 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm) {
                                 C::CLUSTER, C::THREADS, C::SMEM_BYTES);
         const int clusters = (int)(units < clusters_max ? units : clusters_max);
         cfg.gridDim = dim3((unsigned)(clusters * C::CLUSTER), 1, 1);
+        if (getenv("MG_VERBOSE"))   /* launch geometry, for tuning runs */
+            fprintf(stderr, "wgmma_ws: cluster %d, max active clusters %d, units %lld, grid %d CTAs, smem %d B\n",
+                    C::CLUSTER, clusters_max, units, clusters * C::CLUSTER, C::SMEM_BYTES);
         MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));
         MG_LAUNCH_CHECK();
         return MG_OK;
     }
 }
 
-/* TMA descriptor of an operand: rows x k elements, row stride ld elements, box (box_rows x BK). */
+/* TMA descriptor of an operand: rows x k elements, row stride ld elements, box (box_rows x BK). make_map: the
+ * uniform schemes (A and B alike); make_map_a / make_map_b: the A (x) / B (W) operand of any scheme. */
 template <class C>
 mg_status make_map(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, int box_rows) {
     return mg_make_tma_2d(map, base, C::T::kDtype, (uint64_t)rows, (uint64_t)k, (uint64_t)ld * C::T::kElem,
-                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE);
+                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_A);
+}
+template <class C>
+mg_status make_map_a(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, int box_rows) {
+    return mg_make_tma_2d(map, base, C::T::kDtypeA, (uint64_t)rows, (uint64_t)k, (uint64_t)ld * C::T::kElemA,
+                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_A);
+}
+template <class C>
+mg_status make_map_b(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, int box_rows) {
+    return mg_make_tma_2d(map, base, C::T::kDtypeB, (uint64_t)rows, (uint64_t)k, (uint64_t)ld * C::T::kElemB,
+                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_B);
+}
+
+/* kBF16x3RS prepare: W (rows x k fp32, dense) -> hi, lo (rows x ld bf16, ld a multiple of 32 >= k), split with
+ * the rules above and K-permuted within each 32-column block (rs_perm_src); columns >= k are 0. One thread per
+ * (row, 32-column block): it reads the block's 32 floats and writes 4 x 16 bytes of hi and of lo, where 16-byte
+ * word j holds positions 8j .. 8j + 7 = step j / 2, half j % 2, pairs q = 0..3. */
+template <int UNUSED = 0>
+__global__ void __launch_bounds__(256) rs_split_w_kernel(const float *__restrict__ w, int64_t rows, int64_t k,
+                                                          int64_t ld, bool vec, uint4 *__restrict__ hi,
+                                                          uint4 *__restrict__ lo) {
+    const int64_t blocks = ld / 32;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows * blocks;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / blocks, c0 = (i % blocks) * 32;
+        const float *src = w + r * k + c0;
+        float v[32];
+        if (vec) { /* k % 4 == 0 and w 16-byte aligned: a float4 is wholly inside or wholly past k */
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float4 f = c0 + 4 * j < k ? __ldg(reinterpret_cast<const float4 *>(src) + j)
+                                                : make_float4(0.f, 0.f, 0.f, 0.f);
+                v[4 * j] = f.x; v[4 * j + 1] = f.y; v[4 * j + 2] = f.z; v[4 * j + 3] = f.w;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 32; j++) v[j] = c0 + j < k ? __ldg(src + j) : 0.f;
+        }
+        uint4 *h = hi + (r * ld + c0) / 8, *l = lo + (r * ld + c0) / 8;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t hw[4], lw[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int p = 8 * j + 2 * q;  /* positions p, p + 1 <- columns rs_perm_src(p), + 1 */
+                static_assert(rs_perm_src(1) == rs_perm_src(0) + 1, "pairs stay adjacent");
+                rs_split_pair(v[rs_perm_src(p)], v[rs_perm_src(p) + 1], hw[q], lw[q]);
+            }
+            h[j] = make_uint4(hw[0], hw[1], hw[2], hw[3]);
+            l[j] = make_uint4(lw[0], lw[1], lw[2], lw[3]);
+        }
+    }
+}
+
+inline int64_t rs_w_ld(int64_t k) { return (k + 31) / 32 * 32; }
+
+template <int UNUSED = 0> /* a template, so that only the TUs that call it instantiate the kernel */
+inline mg_status rs_split_w(const float *w, int64_t rows, int64_t k, uint16_t *hi, uint16_t *lo, void *stream) {
+    const int64_t ld = rs_w_ld(k);
+    const int64_t work = rows * (ld / 32);
+    if (work == 0) return MG_OK;
+    const bool vec = k % 4 == 0 && (uintptr_t)w % 16 == 0;
+    const int64_t blocks = (work + 255) / 256;
+    rs_split_w_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, (cudaStream_t)stream>>>(
+        w, rows, k, ld, vec, reinterpret_cast<uint4 *>(hi), reinterpret_cast<uint4 *>(lo));
+    MG_LAUNCH_CHECK();
+    return MG_OK;
 }
 
 /* Host-side state kept in mg_prepared::host: the W descriptors (aligned as CUtensorMap requires). */

@@ -137,6 +137,17 @@ def parse_kernel(kernel):
     return out.value
 
 
+_get_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _raw_stream(device):
+    """The current CUDA stream's handle: torch's raw accessor (what its own compiled kernels use) costs well under
+    a microsecond; the public torch.cuda.current_stream() builds a Python Stream object per call."""
+    if _get_raw_stream is not None:
+        return _get_raw_stream(device.index)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def _version_of(t):
     """torch's in-place modification counter; inference-mode tensors have none (their in-place updates are not
     seen: call ModelNew.refresh_weights() after them)."""
@@ -325,7 +336,7 @@ class ModelNew(nn.Module):
         # microseconds per call, so it is entered only when x lives on another device.
         ctx = contextlib.nullcontext() if x.device.index == torch.cuda.current_device() else torch.cuda.device(x.device)
         with ctx:
-            stream = torch.cuda.current_stream(x.device).cuda_stream
+            stream = _raw_stream(x.device)
             plan = self._plan(m, x.dtype, x.device, prec)
             if plan.shortcut != self.shortcut:
                 plan.set_shortcut(self.shortcut)

@@ -5,7 +5,9 @@
 #
 # A variant is a directory tune/<variant>/ holding .cfg files (format: tile_configs/README.md) that REPLACE the
 # files of the same name in tile_configs/ (the other families keep their shapes), plus a file `kernels` naming
-# the registry kernels worth timing with it (e.g. "4 6"). Each variant is built in its own build directory
+# the registry kernels worth timing with it (e.g. "4 6"), and optionally a file `nvccflags` with extra nvcc flags
+# for the variant (e.g. "-DMG_K6_PRESPLIT=1": kernel 6's first, pre-split scheme; they reach nvcc through the
+# NVCCFLAGS environment variable, which the Makefile extends with its own flags). Each variant is built in its own build directory
 # (make BUILD=build/tune/<variant> TILE_DIR=build/tune/<variant>/tiles), so the default build is never touched,
 # and its CLI (statically linked with the library; cudart static, cuBLAS from the host) is copied, stripped, to
 # bundle/tune/<variant>/maxgemm together with the tiles it was built from. bundle/tune must stay under ~40 MB.
@@ -38,7 +40,12 @@ for v in "${variants[@]}"; do
     echo "== $v: $(grep -h -v '^[[:space:]]*#' "$src"/*.cfg | grep -v '^[[:space:]]*$' | tr -s ' ' | paste -sd ';' -)"
     # The generated header depends on the set of .cfg files, not only their times: regenerate it every time.
     rm -f "$b/gen/mg_tiles.h" "$b/gen/mg_tiles.c"
-    if ! make -j"$JOBS" BUILD="$b" TILE_DIR="$tiles" "$b/maxgemm" > "$b.log" 2>&1; then
+    # Extra nvcc flags: objects built with other flags are stale (make cannot see a flag change), so start over.
+    flags="-O3 -lineinfo"
+    if [ -s "$src/nvccflags" ]; then flags="$flags $(grep -v '^[[:space:]]*#' "$src/nvccflags" | tr '\n' ' ')"; fi
+    if [ "$(cat "$b/nvccflags.used" 2>/dev/null)" != "$flags" ]; then rm -rf "$b/obj"; fi
+    [ "$flags" = "-O3 -lineinfo" ] || echo "   nvcc flags: $flags"
+    if ! NVCCFLAGS="$flags" make -j"$JOBS" BUILD="$b" TILE_DIR="$tiles" "$b/maxgemm" > "$b.log" 2>&1; then
         tail -n 40 "$b.log"
         echo "tune.sh: $v: build FAILED (log: $b.log)" >&2
         exit 1
@@ -51,12 +58,14 @@ for v in "${variants[@]}"; do
             exit 1
         fi
     done
+    printf '%s' "$flags" > "$b/nvccflags.used"
     out=bundle/tune/$v
     rm -rf "$out" && mkdir -p "$out"
     cp "$b/maxgemm" "$out/maxgemm"
     strip --strip-debug "$out/maxgemm" 2>/dev/null || true # the fatbin is a data section: strip keeps it
     cp "$src/kernels" "$out/kernels"
     cat "$src"/*.cfg > "$out/tiles.cfg"
+    if [ -s "$src/nvccflags" ]; then cp "$src/nvccflags" "$out/nvccflags"; fi
     echo "   -> $out/maxgemm ($(du -k "$out/maxgemm" | cut -f1) KiB)"
 done
 total_kb=$(du -sk bundle/tune | cut -f1)

@@ -20,10 +20,12 @@ cd "$(dirname "$0")/.."
 DIR=${1:-bundle/tune}
 RUN_LIMIT=${RUN_LIMIT:-25}
 BUDGET=${BUDGET:-225}
-ORDER=${ORDER:-"c1 c2 k6_bk64_s2 k6_bk64_bn128_s3 c2_s3 k6_bk64_s2_c2 k6_bk64_bn128_s3_c2"}
+# c1 / c2 build kernel 6 with the register-split scheme (kBF16x3RS, the default); k6_presplit / k6_presplit_c2 are
+# the same tiles with the first, pre-split scheme (-DMG_K6_PRESPLIT=1), right after them for a side-by-side read.
+ORDER=${ORDER:-"c1 k6_presplit c2 k6_presplit_c2 k6_bk64_s2 k6_bk64_bn128_s3 c2_s3 k6_bk64_s2_c2 k6_bk64_bn128_s3_c2"}
 # Variants that get the cluster tail checks (they need cluster 2 in their tiles). c2_s3 is left out by default:
 # the same code as c2 with another ring depth, and the budget is tight.
-TAILS=${TAILS:-"c2 k6_bk64_s2_c2 k6_bk64_bn128_s3_c2"}
+TAILS=${TAILS:-"c2 k6_presplit_c2 k6_bk64_s2_c2 k6_bk64_bn128_s3_c2"}
 
 variants=()
 for v in $ORDER; do [ -x "$DIR/$v/maxgemm" ] && variants+=("$v"); done
