@@ -30,7 +30,8 @@ TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 
 .PHONY: all lib test test-cpu run bench plots ncu sass bundle clean
-all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test_maxgemm $(BUILD)/maxgemm_soak
+all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test_maxgemm $(BUILD)/maxgemm_soak \
+     $(BUILD)/maxgemm_bench
 
 # tile_configs/*.cfg are data: a generator validates them and emits the instantiation macros and a C table.
 $(BUILD)/gen_tiles: tools/gen_tiles.c src/tile_config.c src/tile_config.h | $(BUILD)/gen

@@ -580,9 +580,8 @@ static int parse_opts(int argc, char **argv, opts *o) {
     return 0;
 }
 
-/* `make ncu` asks which kernel names to profile: cuBLAS-built baselines launch cuBLAS's own GEMM kernels
- * (named *xmma*, *cutlass*, *sgemm*, *gemv*...), the hand-written kernels are named after their registry name
- * (naive_kernel, mma_sync_kernel, wgmma_tma_kernel, ...). */
+/* `make ncu` asks which kernel names to profile: the registry row's device_fn (cuBLAS-built baselines launch
+ * cuBLAS's own GEMM kernels, named *xmma*, *cutlass*, *sgemm*, ...; kernels 4 and 6 share the ws_kernel template). */
 static int print_ncu_regex(const char *s) {
     int id = 0;
     if (mg_registry_parse(s, &id) != MG_OK || id < 0) {
@@ -590,7 +589,7 @@ static int print_ncu_regex(const char *s) {
         return 2;
     }
     const mg_kernel *k = mg_registry_find(id);
-    printf("%s\n", k->baseline ? "xmma|cutlass|sgemm|gemmk|gemv" : k->name);
+    printf("%s\n", k->device_fn);
     return 0;
 }
 

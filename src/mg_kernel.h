@@ -79,6 +79,7 @@ typedef struct mg_kernel {
     const char *tile_config;/* the tile_configs/ entry it uses ("-" for none) */
     int auto_rank;          /* higher is preferred by auto among kernels supporting the precision; 0 = never */
     int baseline;           /* 1 for cuBLAS-built baselines (kernel 0, cuBLAS bf16x3) */
+    const char *device_fn;  /* regex of its device function names, for Nsight Compute's -k (make ncu) */
     const mg_kernel_ops *ops; /* its code (NULL would mark a row that is not built) */
 } mg_kernel;
 

@@ -138,3 +138,13 @@ Test(registry, naive_is_never_auto) {
     if (!k) cr_skip_test("no naive kernel in this registry");
     cr_assert_eq(k->auto_rank, 0);
 }
+
+/* `make ncu` profiles the functions a row's device_fn names: every row needs a non-empty pattern, and the two
+ * cuBLAS-built baselines must name cuBLAS's kernels, not a maxgemm function. */
+Test(registry, every_row_names_its_device_functions) {
+    for (int i = 0; i < mg_registry_count(); i++) {
+        const mg_kernel *k = mg_registry_at(i);
+        cr_assert(k->device_fn && k->device_fn[0], "kernel %d (%s) has no device_fn", k->id, k->name);
+        if (k->baseline) cr_assert(strstr(k->device_fn, "sgemm") != NULL, "baseline %s: %s", k->name, k->device_fn);
+    }
+}
