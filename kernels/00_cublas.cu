@@ -18,17 +18,10 @@
 #include <stdint.h>
 
 #include "gpu_util.h"
+#include "cublas_util.cuh"
 #include "mg_kernel.h"
 
 namespace {
-
-#define CUBLAS0_TRY(call)                                                                                  \
-    do {                                                                                                   \
-        cublasStatus_t st_ = (call);                                                                       \
-        if (st_ != CUBLAS_STATUS_SUCCESS)                                                                  \
-            return mg_set_error(MG_ERR_CUBLAS, "%s:%d: %s: %s", __FILE__, __LINE__, #call,                 \
-                                cublasGetStatusString(st_));                                               \
-    } while (0)
 
 int cublas_partial_tiles(const mg_problem *p) { (void)p; return 1; }
 
@@ -67,20 +60,20 @@ mg_status cublas_launch(mg_launch_args *a) {
         if (!h) return mg_set_error(MG_ERR_INVALID_ARG, "cublas: no cuBLAS handle");
         /* The handle is the plan's, already bound to the stream. Default math: no TF32 in SGEMM, so fp32 mode is
          * exact fp32 (the tf32 and bf16 calls choose their compute type explicitly). */
-        CUBLAS0_TRY(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+        MG_CUBLAS_TRY(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
         const float one = 1.f, zero = 0.f;
         switch (p->prec) {
         case MG_PREC_FP32:
-            CUBLAS0_TRY(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, (const float *)a->w, p->k,
+            MG_CUBLAS_TRY(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, (const float *)a->w, p->k,
                                     (const float *)a->x, p->k, &zero, (float *)y, p->n));
             break;
         case MG_PREC_TF32:
-            CUBLAS0_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, a->w, CUDA_R_32F, p->k,
+            MG_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, a->w, CUDA_R_32F, p->k,
                                      a->x, CUDA_R_32F, p->k, &zero, y, CUDA_R_32F, p->n,
                                      CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
             break;
         case MG_PREC_BF16:
-            CUBLAS0_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, a->w, CUDA_R_16BF, p->k,
+            MG_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, a->w, CUDA_R_16BF, p->k,
                                      a->x, CUDA_R_16BF, p->k, &zero, y, CUDA_R_16BF, p->n, CUBLAS_COMPUTE_32F,
                                      CUBLAS_GEMM_DEFAULT));
             break;

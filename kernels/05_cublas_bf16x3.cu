@@ -26,18 +26,11 @@
 #include <stdlib.h>
 
 #include "gpu_util.h"
+#include "cublas_util.cuh"
 #include "mg_kernel.h"
 #include "split.h"
 
 namespace {
-
-#define BF16X3_CUBLAS_TRY(call)                                                                            \
-    do {                                                                                                   \
-        cublasStatus_t st_ = (call);                                                                       \
-        if (st_ != CUBLAS_STATUS_SUCCESS)                                                                  \
-            return mg_set_error(MG_ERR_CUBLAS, "%s:%d: %s: %s", __FILE__, __LINE__, #call,                 \
-                                cublasGetStatusString(st_));                                               \
-    } while (0)
 
 size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
 int64_t padded_ld(int64_t k) { return (k + 7) / 8 * 8; }   /* bf16 rows of a multiple of 16 bytes */
@@ -136,7 +129,7 @@ mg_status bf16x3_launch(mg_launch_args *a) {
             {w_hi, x_hi, &one},    /* x_hi * W_hi^T */
         };
         for (int t = 0; t < 3; t++)
-            BF16X3_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, terms[t].wp,
+            MG_CUBLAS_TRY(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p->n, p->m, p->k, &one, terms[t].wp,
                                            CUDA_R_16BF, (int)ld, terms[t].xp, CUDA_R_16BF, (int)ld, terms[t].beta,
                                            y, CUDA_R_32F, p->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     }

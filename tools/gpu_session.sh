@@ -68,17 +68,15 @@ if has bench && [ -x "$B/maxgemm_bench" ]; then
 fi
 
 if has ncu && command -v ncu >/dev/null; then
+  # Through the Makefile's own target (make ncu), on the bundle's binaries (-o: take them as they are).
   for spec in ${NCU_KERNELS:-4:bf16 4:tf32 6:fp32}; do
     kid=${spec%%:*}; p=${spec##*:}
-    stamp "ncu kernel $kid $p"
-    timeout 240 ncu --clock-control none --set full --launch-skip 2 --launch-count 1 \
-      -k "regex:(ws_kernel|wgmma_tma|mma_sync|naive_kernel|gemm|xmma|sm90_)" \
-      -o "$OUT/ncu_k${kid}_${p}" "$B/maxgemm" run --kernel "$kid" --precision "$p" --max-dim 1 --no-shortcut \
-      --iters 1 --warmup 2 --no-flush >"$OUT/ncu_k${kid}_${p}.log" 2>&1
-    ncu --import "$OUT/ncu_k${kid}_${p}.ncu-rep" --csv --page raw --metrics \
-      sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,gpu__time_duration.sum,launch__grid_size,launch__block_size \
-      >"$OUT/ncu_k${kid}_${p}.csv" 2>&1
-    say "ncu k$kid $p: $(tail -1 "$OUT/ncu_k${kid}_${p}.csv" | cut -c1-300)"
+    stamp "make ncu KERNEL=$kid PREC=$p"
+    (cd "$ROOT" && timeout 240 make -s -o bundle/bin/maxgemm -o bundle/bin/maxgemm_bench ncu KERNEL=$kid PREC=$p \
+      BUILD=bundle/bin MG_GIT_COMMIT=gpu) >"$OUT/ncu_k${kid}_${p}.log" 2>&1
+    say "ncu k$kid $p exit $?"
+    cp "$ROOT"/notes/ncu/k${kid}_${p}.* "$OUT/" 2>/dev/null
+    tail -1 "$OUT/k${kid}_${p}.csv" 2>/dev/null | cut -c1-400 | tee -a "$SUMMARY"
   done
 fi
 
