@@ -18,6 +18,8 @@
  * Exit status: 0 when every row that ran passed; 1 on a failed check, an error, or no GPU (except --list).
  */
 #include "bare_write.h"
+#include "split.h"
+#include "rng.h"
 #include "check.h"
 #include "gpu_util.h"
 #include "matrix.h"
@@ -198,6 +200,8 @@ static void row_label(const mgm_row *row, char *buf, size_t n) {
                  (long long)row->k);
         break;
     case MGM_BARE_WRITE: snprintf(buf, n, "bare_write %lld floats", (long long)row->m); break;
+    case MGM_SPLIT_W: snprintf(buf, n, "split_w %lldx%lld", (long long)row->n, (long long)row->k); break;
+    case MGM_SPLIT_X: snprintf(buf, n, "split_x %lldx%lld", (long long)row->m, (long long)row->k); break;
     case MGM_KERNEL: {
         char k[16];
         if (row->kernel < 0) snprintf(k, sizeof k, "auto");
@@ -465,6 +469,36 @@ static int run_bare_write(env *e, const mgm_row *row, int warmup, int samples, c
                    (long long)row->m);
 }
 
+typedef struct split_ctx { const float *src; int64_t rows, cols; uint16_t *hi, *lo; cudaStream_t stream; } split_ctx;
+static mg_status split_fn(void *p) {
+    split_ctx *c = (split_ctx *)p;
+    return mg_split_bf16(c->src, c->rows, c->cols, (c->cols + 7) / 8 * 8, c->hi, c->lo, c->stream);
+}
+
+/* The fp32 -> bf16 hi/lo split of W (split_w) or x (split_x) alone: the cost kernel 6 avoids per call by splitting
+ * W in mg_set_weights and x inside the kernel, and kernel 5 pays for x every call. */
+static int run_split(env *e, const mgm_row *row, int warmup, int samples, result *r) {
+    const int is_w = row->kind == MGM_SPLIT_W;
+    snprintf(r->name, sizeof r->name, is_w ? "split_w" : "split_x");
+    const int64_t rows = is_w ? row->n : row->m, cols = row->k, ld = (cols + 7) / 8 * 8;
+    float *src = NULL;
+    void *hi = NULL, *lo = NULL;
+    mg_status s = dmalloc((void **)&src, (size_t)rows * (size_t)(cols ? cols : 1) * 4, "split source");
+    if (s == MG_OK) s = dmalloc(&hi, (size_t)rows * (size_t)(ld ? ld : 1) * 2, "split hi");
+    if (s == MG_OK) s = dmalloc(&lo, (size_t)rows * (size_t)(ld ? ld : 1) * 2, "split lo");
+    if (s == MG_OK)
+        s = mg_fill_uniform(src, (size_t)rows * (size_t)cols, MG_PREC_FP32, 7, MG_RNG_W, -1.0f, 1.0f, e->stream);
+    split_ctx c = {src, rows, cols, (uint16_t *)hi, (uint16_t *)lo, e->stream};
+    if (s == MG_OK) s = time_it(e, split_fn, &c, warmup, samples, r);
+    cudaFree(src);
+    cudaFree(hi);
+    cudaFree(lo);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "%s", mg_last_error());
+    r->gbps = (double)rows * (double)cols * 8.0 / (r->st.median * 1e-3) / 1e9;   /* 4 B read + 2 x 2 B written */
+    return res_set(r, ST_OK, "mg_split_bf16 of %s (%lld x %lld fp32 -> bf16 hi + lo); gbps counts bytes read + written",
+                   is_w ? "W" : "x", (long long)rows, (long long)cols);
+}
+
 static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *in, int warmup, int samples,
                       baselines *bl, result *r) {
     char why[160];
@@ -722,6 +756,8 @@ int main(int argc, char **argv) {
             case MGM_CEIL_TF32:
             case MGM_CEIL_FP32: run_cublas_ceiling(&e, row, mx->seed, warmup, samples, &r); break;
             case MGM_BARE_WRITE: run_bare_write(&e, row, warmup, samples, &bl, &r); break;
+            case MGM_SPLIT_W:
+            case MGM_SPLIT_X: run_split(&e, row, warmup, samples, &r); break;
             case MGM_KERNEL: run_kernel(&e, row, mx, &in, warmup, samples, &bl, &r); break;
             }
             if (r.status == ST_ERROR) {

@@ -466,6 +466,15 @@ int mg_matrix_expand(const mg_matrix *mx, const mgm_kernel_info *known, int nkno
             else { r.m = mx->ceil_m; r.n = mx->ceil_n; r.k = mx->ceil_k; }
             if (push(&rv, &r)) goto oom;
         }
+        for (int kind = MGM_SPLIT_W; kind <= MGM_SPLIT_X; kind++) {
+            memset(&r, 0, sizeof r);
+            r.kind = (mgm_kind)kind;
+            r.kernel = -1;
+            r.max_dim = -1;
+            r.prec = MGM_FP32;
+            r.m = mx->ceil_m; r.n = mx->ceil_n; r.k = mx->ceil_k;
+            if (push(&rv, &r)) goto oom;
+        }
     }
     /* the sweep */
     for (int s = 0; s < mx->nshapes; s++) {

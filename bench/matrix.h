@@ -47,7 +47,10 @@ typedef enum mgm_kind {
     MGM_CEIL_TF32,       /* cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32 */
     MGM_CEIL_FP32,       /* cuBLAS CUBLAS_COMPUTE_32F (SIMT SGEMM) */
     MGM_KERNEL,          /* a registry kernel through the public API */
-    MGM_BARE_WRITE       /* a kernel that writes M floats: the launch + write floor of the short-circuit */
+    MGM_BARE_WRITE,      /* a kernel that writes M floats: the launch + write floor of the short-circuit */
+    MGM_SPLIT_W,         /* mg_split_bf16 of W (N x K) at the ceilings shape: what the split kernels save by
+                          * splitting W once in mg_set_weights instead of per call */
+    MGM_SPLIT_X          /* mg_split_bf16 of x (M x K): the per-call split kernel 5 still pays */
 } mgm_kind;
 
 typedef struct mgm_row {

@@ -118,10 +118,39 @@ __device__ __forceinline__ void mg_mbar_wait(uint64_t *bar, uint32_t parity) {
     }
 }
 
-/* mg_mbar_wait with acquire at CLUSTER scope: for a barrier that threads of OTHER CTAs of the cluster arrive on
- * (release.cluster), e.g. the producer's empty-barrier wait when the peer CTA's consumers release the stage that
- * this CTA's TMA multicast will overwrite in the peer's shared memory. */
-__device__ __forceinline__ void mg_mbar_wait_cluster(uint64_t *bar, uint32_t parity) {
+/* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates the
+ * address). Used to tell the CTA that multicasts into this CTA's stage that this CTA is done with the stage.
+ * cta_rank may be this CTA. The semantics are the instruction's default, .release.cta, exactly as CUTLASS
+ * (ClusterBarrier::arrive(cta_id, pred), used by PipelineTmaAsync::consumer_release), DeepGEMM and Triton spell
+ * the remote arrive; the waiter is the peer's producer with a plain (acquire.cta) mg_mbar_wait.
+ * DO NOT add .release.cluster here: sm_90 has no cluster-scope fence, so ptxas emits MEMBAR.ALL.CTA +
+ * MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before EVERY such arrive (verified in the SASS, CUDA 13.0). On the consumer's
+ * critical path (between wgmma.wait_group and the next wgmma issue, once per k-iteration per CTA of the cluster)
+ * that GPU-scope fence cost kernel 4 a factor 1.83 (notes/04_wgmma_ws.md, "Cluster 2: the 1.83x"). Nothing needs
+ * it: the stage's readers are this warp's wgmmas (complete at wgmma.wait_group) or its ld.shared (their values
+ * were consumed before the arrive), and the only later writer is a TMA issued after the peer's producer observed
+ * the barrier phase; no generic-proxy data is published through this barrier. */
+__device__ __forceinline__ void mg_mbar_arrive_cluster(uint64_t *bar, uint32_t cta_rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)), "r"(cta_rank)
+        : "memory");
+}
+
+/* DIAGNOSTIC ONLY (kernels/wgmma_ws.cuh MG_WS_DIAG_*): the two cluster-scope forms the first cluster-2 version
+ * used. mg_mbar_arrive_cluster_rel_cluster = the arrive above with .release.cluster (SASS: MEMBAR.ALL.GPU + ERRBAR
+ * + CGAERRBAR before the arrive); mg_mbar_wait_acq_cluster = mg_mbar_wait with .acquire.cluster (SASS: CCTL.IVALL,
+ * an L1 invalidate, after every successful probe). Kept so that one tune run can measure what each costs. */
+__device__ __forceinline__ void mg_mbar_arrive_cluster_rel_cluster(uint64_t *bar, uint32_t cta_rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)),
+        "r"(cta_rank)
+        : "memory");
+}
+__device__ __forceinline__ void mg_mbar_wait_acq_cluster(uint64_t *bar, uint32_t parity) {
     uint32_t done = 0;
     while (!done) {
         asm volatile(
@@ -132,18 +161,6 @@ __device__ __forceinline__ void mg_mbar_wait_cluster(uint64_t *bar, uint32_t par
             : "r"(mg_smem_u32(bar)), "r"(parity)
             : "memory");
     }
-}
-
-/* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates
- * the address; release at cluster scope). Used to tell the CTA that issued a multicast load that this CTA is
- * done with the stage. cta_rank may be this CTA. */
-__device__ __forceinline__ void mg_mbar_arrive_cluster(uint64_t *bar, uint32_t cta_rank) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)),
-        "r"(cta_rank)
-        : "memory");
 }
 
 /* ============================================================================================== */

@@ -41,7 +41,10 @@
  *   BN/2), multicast (ctaMask 0b11) to the same smem offset in both CTAs. L2->SM bytes per CTA-stage: A + B/2.
  *   full[s]  count 1, expect_tx = STAGE_BYTES (own A + own B half + the peer's B half, all land here).
  *   empty[s] count 4 * CONSUMERS * 2: every consumer warp of BOTH CTAs arrives on both CTAs' empty[s]
- *            (mapa + mbarrier.arrive.release.cluster); the producer waits it with acquire.cluster.
+ *            (mapa + mbarrier.arrive.shared::cluster, default .release.cta semantics); the producer waits it
+ *            with a plain try_wait (acquire.cta). NOT .release.cluster / .acquire.cluster: those compile to a
+ *            MEMBAR.ALL.GPU per arrive / a CCTL.IVALL per wait, and the fence on the consumers' path cost 1.83x
+ *            (notes/04_wgmma_ws.md, "Cluster 2: the 1.83x"); CUTLASS's PipelineTmaAsync uses the plain forms.
  *   Why the phases stay clean: CTA X's full[s] use u needs the multicast of use u from BOTH producers, and a
  *   producer issues use u only after its own empty[s] completed use u-1, i.e. after all 16 consumer warps of
  *   the cluster released use u-1. Hence (1) no consumer arrives for use u on any empty barrier before both have
@@ -224,15 +227,33 @@ __device__ __forceinline__ void mma_step(float (&acc)[C::BN / 2], uint64_t da_hi
     }
 }
 
+/* Diagnostic switches (cluster 2 only; cluster 1 never reads them). Each restores ONE cluster-scope memory
+ * qualifier of the first cluster-2 version, so that a single tune run attributes the 1.83x it measured
+ * (notes/04_wgmma_ws.md, "Cluster 2: the 1.83x"; variants tune/c2_diag_rel, tune/c2_diag_acq):
+ *   MG_WS_DIAG_REL_CLUSTER=1  consumers release stages with mbarrier.arrive.release.cluster (MEMBAR.ALL.GPU before
+ *                             each of the 2 arrives, per consumer warp per k-iteration: the suspected cause);
+ *   MG_WS_DIAG_ACQ_CLUSTER=1  the producer waits empty[s] with try_wait.acquire.cluster (CCTL.IVALL per wait). */
+#ifndef MG_WS_DIAG_REL_CLUSTER
+#define MG_WS_DIAG_REL_CLUSTER 0
+#endif
+#ifndef MG_WS_DIAG_ACQ_CLUSTER
+#define MG_WS_DIAG_ACQ_CLUSTER 0
+#endif
+
 /* A consumer warp's release of a stage: one arrival on the stage's empty barrier of EVERY CTA of the cluster,
  * because every CTA's producer multicasts a W slice into this CTA's stage and may refill it only when all
- * consumers of all CTAs are done with it (count EMPTY_ARRIVALS). Cluster 1: a plain local arrive. */
+ * consumers of all CTAs are done with it (count EMPTY_ARRIVALS). Cluster 1: a plain local arrive.
+ * The remote arrive has the default .release.cta semantics (hopper.cuh mg_mbar_arrive_cluster says why a
+ * .release.cluster here halves the throughput). */
 template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
     if constexpr (C::CLUSTER == 1) {
         mg_mbar_arrive(empty_bar);
     } else {
 #pragma unroll
-        for (int r = 0; r < C::CLUSTER; r++) mg_mbar_arrive_cluster(empty_bar, (uint32_t)r);
+        for (int r = 0; r < C::CLUSTER; r++) {
+            if constexpr (MG_WS_DIAG_REL_CLUSTER) mg_mbar_arrive_cluster_rel_cluster(empty_bar, (uint32_t)r);
+            else mg_mbar_arrive_cluster(empty_bar, (uint32_t)r);
+        }
     }
 }
 
@@ -412,8 +433,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     const int u = it / C::STAGES;
                     if (u > 0) {
                         /* all consumers (of every CTA of the cluster) released the previous use */
-                        if constexpr (C::CLUSTER == 1) mg_mbar_wait(&empty[s], (u - 1) & 1);
-                        else mg_mbar_wait_cluster(&empty[s], (u - 1) & 1);
+                        /* (a plain acquire.cta wait for cluster 2 too, as CUTLASS's producer_acquire: the
+                         * arrivals it waits for publish no data, see mg_mbar_arrive_cluster) */
+                        if constexpr (C::CLUSTER > 1 && MG_WS_DIAG_ACQ_CLUSTER)
+                            mg_mbar_wait_acq_cluster(&empty[s], (u - 1) & 1);
+                        else
+                            mg_mbar_wait(&empty[s], (u - 1) & 1);
                     }
                     uint8_t *st = smem + s * C::STAGE_BYTES;
                     /* A tile(s) + the WHOLE B tile(s): this CTA's slice and the peers' multicast slices all

@@ -30,12 +30,12 @@ trap 'rm -f "$table" "$table.new"' EXIT
              printf "| %s | %s | %s | %s | %.4f | %.1f | %.2f | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, chk }' |
       sed 's/| nan |/| - |/g; s/| -nan |/| - |/g'
     echo
-    echo "**Ceilings measured in the same run.**"
+    echo "**Ceilings measured in the same run (and the bf16 hi/lo split passes, for the split-precision kernels).**"
     echo
     echo "| ceiling | median ms | TFLOP/s | GB/s | what |"
     echo "|---|---:|---:|---:|---|"
     q -v where='kernel=-1,status=ok' -v cols='name,median_ms,tflops,gbps,note' |
-      awk '$1 ~ /^ceiling_/ { note = $5; for (i = 6; i <= NF; i++) note = note " " $i; gsub(/_/, " ", note);
+      awk '$1 ~ /^(ceiling_|split_)/ { note = $5; for (i = 6; i <= NF; i++) note = note " " $i; gsub(/_/, " ", note);
              printf "| %s | %.4f | %s | %s | %s |\n", $1, $2, ($3 == "NaN" ? "-" : sprintf("%.1f", $3)),
                     ($4 == "NaN" ? "-" : sprintf("%.0f", $4)), note }'
     echo
