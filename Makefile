@@ -162,7 +162,7 @@ sass: $(BUILD)/libmaxgemm.a
 # `make asan`: the C sources and tests rebuilt with gcc -fsanitize=address,undefined (the .cu objects unchanged),
 # linked from the objects themselves (not the archive, so every kernel the registry names is linked), then the CPU
 # suites run (suites named gpu_* are left out by the filter; run them with ASAN_FILTER='*/*' on a GPU host).
-# `make fuzz`: libFuzzer (clang) on the tile_configs parser and the CLI parser, FUZZ_TIME seconds each, from the
+# `make fuzz`: libFuzzer (clang) on the tile_configs, CLI and benchmark-matrix parsers, FUZZ_TIME seconds each, from the
 # committed seed corpora in fuzz/corpus/ (new inputs go to $(BUILD)/fuzz/, the committed corpus is left alone).
 .PHONY: asan fuzz
 ASAN_FLAGS  ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -194,9 +194,12 @@ $(BUILD)/fuzz/fuzz_tile_config: fuzz/fuzz_tile_config.c src/tile_config.c src/ti
 # the rest from the library (no CUDA call is made while fuzzing).
 $(BUILD)/fuzz/fuzz_cli_args: fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(HEADERS) $(BUILD)/libmaxgemm.a | $(BUILD)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(BUILD)/libmaxgemm.a $(LDLIBS)
-fuzz: $(BUILD)/fuzz/fuzz_tile_config $(BUILD)/fuzz/fuzz_cli_args
-	mkdir -p $(BUILD)/fuzz/corpus_tile_config $(BUILD)/fuzz/corpus_cli_args
-	@for t in tile_config:4096 cli_args:1024; do name=$${t%%:*}; \
+# the benchmark matrix parser (bench/matrix.c) stands alone: no CUDA, no registry.
+$(BUILD)/fuzz/fuzz_matrix: fuzz/fuzz_matrix.c bench/matrix.c bench/matrix.h | $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Ibench -o $@ fuzz/fuzz_matrix.c bench/matrix.c
+fuzz: $(BUILD)/fuzz/fuzz_tile_config $(BUILD)/fuzz/fuzz_cli_args $(BUILD)/fuzz/fuzz_matrix
+	mkdir -p $(BUILD)/fuzz/corpus_tile_config $(BUILD)/fuzz/corpus_cli_args $(BUILD)/fuzz/corpus_matrix
+	@for t in tile_config:4096 cli_args:1024 matrix:8192; do name=$${t%%:*}; \
 	  echo "fuzz_$$name: $(FUZZ_TIME) s (log: $(BUILD)/fuzz/$$name.log)"; \
 	  $(BUILD)/fuzz/fuzz_$$name -max_total_time=$(FUZZ_TIME) -max_len=$${t#*:} -dict=fuzz/$$name.dict \
 	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_$$name fuzz/corpus/$$name > $(BUILD)/fuzz/$$name.log 2>&1 \
