@@ -126,7 +126,8 @@ __device__ __forceinline__ void mg_mbar_wait(uint64_t *bar, uint32_t parity) {
  * DO NOT add .release.cluster here: sm_90 has no cluster-scope fence, so ptxas emits MEMBAR.ALL.CTA +
  * MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before EVERY such arrive (verified in the SASS, CUDA 13.0). On the consumer's
  * critical path (between wgmma.wait_group and the next wgmma issue, once per k-iteration per CTA of the cluster)
- * that GPU-scope fence cost kernel 4 a factor 1.83 (notes/04_wgmma_ws.md, "Cluster 2: the 1.83x"). Nothing needs
+ * that GPU-scope fence is the attributed cause of kernel 4's 1.83x with cluster 2 in r4 (notes/04_wgmma_ws.md,
+ * "Cluster 2: the 1.83x"; tune/c2_diag_rel re-measures it). Nothing needs
  * it: the stage's readers are this warp's wgmmas (complete at wgmma.wait_group) or its ld.shared (their values
  * were consumed before the arrive), and the only later writer is a TMA issued after the peer's producer observed
  * the barrier phase; no generic-proxy data is published through this barrier. */
@@ -138,10 +139,11 @@ __device__ __forceinline__ void mg_mbar_arrive_cluster(uint64_t *bar, uint32_t c
         : "memory");
 }
 
-/* DIAGNOSTIC ONLY (kernels/wgmma_ws.cuh MG_WS_DIAG_*): the two cluster-scope forms the first cluster-2 version
- * used. mg_mbar_arrive_cluster_rel_cluster = the arrive above with .release.cluster (SASS: MEMBAR.ALL.GPU + ERRBAR
- * + CGAERRBAR before the arrive); mg_mbar_wait_acq_cluster = mg_mbar_wait with .acquire.cluster (SASS: CCTL.IVALL,
- * an L1 invalidate, after every successful probe). Kept so that one tune run can measure what each costs. */
+/* DIAGNOSTIC ONLY (kernels/wgmma_ws.cuh MG_WS_DIAG_REL_CLUSTER): the arrive above with .release.cluster, as the
+ * first cluster-2 version had it (SASS: MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before the arrive).
+ * Kept so that one tune run can measure what it costs. Its companion then, a try_wait.parity.acquire.cluster
+ * for the producer's empty wait (SASS: CCTL.IVALL, an L1 invalidate, after every successful probe), is gone: the
+ * producer waits with the plain mg_mbar_wait, as CUTLASS's PipelineTmaAsync::producer_acquire does. */
 __device__ __forceinline__ void mg_mbar_arrive_cluster_rel_cluster(uint64_t *bar, uint32_t cta_rank) {
     asm volatile(
         "{\n.reg .b32 remote;\n"
@@ -149,18 +151,6 @@ __device__ __forceinline__ void mg_mbar_arrive_cluster_rel_cluster(uint64_t *bar
         "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)),
         "r"(cta_rank)
         : "memory");
-}
-__device__ __forceinline__ void mg_mbar_wait_acq_cluster(uint64_t *bar, uint32_t parity) {
-    uint32_t done = 0;
-    while (!done) {
-        asm volatile(
-            "{\n.reg .pred p;\n"
-            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-            "selp.u32 %0, 1, 0, p;\n}\n"
-            : "=r"(done)
-            : "r"(mg_smem_u32(bar)), "r"(parity)
-            : "memory");
-    }
 }
 
 /* ============================================================================================== */

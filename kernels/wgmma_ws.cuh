@@ -131,6 +131,23 @@ template <> struct SchemeT<Scheme::kBF16x3RS> {
 constexpr int kGroupM = 16;          /* M-tiles per scheduler group (see the header) */
 constexpr int kProducerRegs = 40;    /* the producer only needs addresses and loop counters */
 
+/* Diagnostic switches (cluster 2 only; the cluster 1 code never reads them, its SASS is the same with or without
+ * them). They exist so that ONE short tune run on the H200 can attribute the 1.83x that the first cluster-2
+ * version measured (notes/04_wgmma_ws.md, "Cluster 2: the 1.83x"); variants tune/c2_diag_rel, tune/c2_diag_nomc:
+ *   MG_WS_DIAG_REL_CLUSTER=1   consumers release stages with mbarrier.arrive.release.cluster, exactly as the first
+ *                              version did (ptxas: MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before each
+ *                              of a warp's 2 arrives, every k-iteration): the cause named in the notes.
+ *   MG_WS_DIAG_NO_MULTICAST=1  cluster launch, grid, unit walk and cluster barriers as cluster 2, but NO data or
+ *                              barrier sharing: each CTA loads its whole W tile itself (both halves, plain TMA) and
+ *                              its consumers release only their own CTA's stages (empty count 4 x CONSUMERS).
+ *                              Separates "the cluster launch / co-scheduling itself" from "the multicast protocol". */
+#ifndef MG_WS_DIAG_REL_CLUSTER
+#define MG_WS_DIAG_REL_CLUSTER 0
+#endif
+#ifndef MG_WS_DIAG_NO_MULTICAST
+#define MG_WS_DIAG_NO_MULTICAST 0
+#endif
+
 template <Scheme S_, int BM_, int BN_, int BK_, int STAGES_, int CONSUMERS_, int CLUSTER_>
 struct Cfg {
     static constexpr Scheme S = S_;
@@ -171,7 +188,10 @@ struct Cfg {
      * [r * BN / CLUSTER, (r + 1) * BN / CLUSTER) of the tile and multicasts them to every CTA of the cluster. */
     static constexpr int B_BOX_ROWS = BN / CLUSTER;           /* rows of one W TMA box (the W descriptor's box) */
     static constexpr int B_SLICE_BYTES = B_BOX_ROWS * B_ROW_BYTES;
-    static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * CLUSTER; /* every consumer warp of every CTA */
+    /* W slices multicast to every CTA of the cluster (false for cluster 1 and for the no-multicast diagnostic). */
+    static constexpr bool MULTICAST = CLUSTER > 1 && !MG_WS_DIAG_NO_MULTICAST;
+    /* every consumer warp of every CTA that this CTA's producer multicasts into */
+    static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * (MULTICAST ? CLUSTER : 1);
     static constexpr int UNIT_GROUP = kGroupM / CLUSTER > 0 ? kGroupM / CLUSTER : 1; /* units per scheduler group */
     static_assert(CLUSTER == 1 || CLUSTER == 2, "cluster 1 or 2 (2 CTAs along M sharing the W tile by TMA multicast)");
     static_assert(BN % CLUSTER == 0 && B_BOX_ROWS <= 256, "a W slice is one TMA box of at most 256 rows");
@@ -227,26 +247,13 @@ __device__ __forceinline__ void mma_step(float (&acc)[C::BN / 2], uint64_t da_hi
     }
 }
 
-/* Diagnostic switches (cluster 2 only; cluster 1 never reads them). Each restores ONE cluster-scope memory
- * qualifier of the first cluster-2 version, so that a single tune run attributes the 1.83x it measured
- * (notes/04_wgmma_ws.md, "Cluster 2: the 1.83x"; variants tune/c2_diag_rel, tune/c2_diag_acq):
- *   MG_WS_DIAG_REL_CLUSTER=1  consumers release stages with mbarrier.arrive.release.cluster (MEMBAR.ALL.GPU before
- *                             each of the 2 arrives, per consumer warp per k-iteration: the suspected cause);
- *   MG_WS_DIAG_ACQ_CLUSTER=1  the producer waits empty[s] with try_wait.acquire.cluster (CCTL.IVALL per wait). */
-#ifndef MG_WS_DIAG_REL_CLUSTER
-#define MG_WS_DIAG_REL_CLUSTER 0
-#endif
-#ifndef MG_WS_DIAG_ACQ_CLUSTER
-#define MG_WS_DIAG_ACQ_CLUSTER 0
-#endif
-
 /* A consumer warp's release of a stage: one arrival on the stage's empty barrier of EVERY CTA of the cluster,
  * because every CTA's producer multicasts a W slice into this CTA's stage and may refill it only when all
  * consumers of all CTAs are done with it (count EMPTY_ARRIVALS). Cluster 1: a plain local arrive.
  * The remote arrive has the default .release.cta semantics (hopper.cuh mg_mbar_arrive_cluster says why a
  * .release.cluster here halves the throughput). */
 template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
-    if constexpr (C::CLUSTER == 1) {
+    if constexpr (!C::MULTICAST) {
         mg_mbar_arrive(empty_bar);
     } else {
 #pragma unroll
@@ -435,10 +442,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                         /* all consumers (of every CTA of the cluster) released the previous use */
                         /* (a plain acquire.cta wait for cluster 2 too, as CUTLASS's producer_acquire: the
                          * arrivals it waits for publish no data, see mg_mbar_arrive_cluster) */
-                        if constexpr (C::CLUSTER > 1 && MG_WS_DIAG_ACQ_CLUSTER)
-                            mg_mbar_wait_acq_cluster(&empty[s], (u - 1) & 1);
-                        else
-                            mg_mbar_wait(&empty[s], (u - 1) & 1);
+                        mg_mbar_wait(&empty[s], (u - 1) & 1);
                     }
                     uint8_t *st = smem + s * C::STAGE_BYTES;
                     /* A tile(s) + the WHOLE B tile(s): this CTA's slice and the peers' multicast slices all
@@ -451,11 +455,22 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                             mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kb * C::BK, row_a);
                         if (q < C::B_PARTS) {
                             uint8_t *b_dst = st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
-                            if constexpr (C::CLUSTER == 1)
+                            if constexpr (C::CLUSTER == 1) {
                                 mg_tma_load_2d(b_dst, &p.b[q], &full[s], kb * C::BK, row_b);
-                            else
+                            } else if constexpr (C::MULTICAST) {
                                 mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kb * C::BK, row_b,
                                                          (uint16_t)((1u << C::CLUSTER) - 1));
+                            } else {
+                                /* diagnostic MG_WS_DIAG_NO_MULTICAST: every slice of the W tile, own CTA only */
+#pragma unroll
+                                for (int r = 0; r < C::CLUSTER; r++) {
+                                    int rb = tn * C::BN + r * C::B_BOX_ROWS;
+                                    if (rb >= N) rb = tn * C::BN;
+                                    mg_tma_load_2d(st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES +
+                                                       r * C::B_SLICE_BYTES,
+                                                   &p.b[q], &full[s], kb * C::BK, rb);
+                                }
+                            }
                         }
                     }
                 }
