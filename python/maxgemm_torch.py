@@ -140,12 +140,12 @@ def parse_kernel(kernel):
 _get_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
-def _raw_stream(device):
-    """The current CUDA stream's handle: torch's raw accessor (what its own compiled kernels use) costs well under
-    a microsecond; the public torch.cuda.current_stream() builds a Python Stream object per call."""
+def _raw_stream(index):
+    """The current CUDA stream's handle on device `index`: torch's raw accessor (what its own compiled kernels use)
+    costs well under a microsecond; the public torch.cuda.current_stream() builds a Python Stream object per call."""
     if _get_raw_stream is not None:
-        return _get_raw_stream(device.index)
-    return torch.cuda.current_stream(device).cuda_stream
+        return _get_raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 def _version_of(t):
@@ -251,7 +251,7 @@ class ModelNew(nn.Module):
         info = []
         for (m, dtype, device, prec, _), plan in self._plans.items():
             kid, kname = plan.kernel()
-            info.append({"m": m, "dtype": str(dtype).replace("torch.", ""), "device": str(device),
+            info.append({"m": m, "dtype": str(dtype).replace("torch.", ""), "device": f"cuda:{device}",
                          "precision": prec, "kernel": kid, "kernel_name": kname, "shortcut": plan.shortcut})
         return info
 
@@ -306,20 +306,21 @@ class ModelNew(nn.Module):
     def forward(self, x):
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        if x.device.type != "cuda":
+        if not x.is_cuda:
             raise TypeError(f"ModelNew runs on CUDA only; x is on {x.device} (move x and the module with .cuda())")
         if x.dim() != 2 or x.shape[1] != self.in_features:
             raise ValueError(f"x must be 2-D of shape (batch, {self.in_features}), got {tuple(x.shape)}")
         if x.dtype not in (torch.float32, torch.bfloat16):
             raise TypeError(f"x must be float32 or bfloat16, got {x.dtype}")
         w, b = self.gemm.weight, self.gemm.bias
-        if tuple(w.shape) != (self.out_features, self.in_features):
+        if w.shape != (self.out_features, self.in_features):
             raise ValueError(f"gemm.weight has shape {tuple(w.shape)}, expected "
                              f"({self.out_features}, {self.in_features})")
         if w.dtype != x.dtype or (b is not None and b.dtype != x.dtype):
             raise TypeError(f"x is {x.dtype} but the parameters are {w.dtype}: convert the module with "
                             f".to({x.dtype}) (the library takes x, W and b in one element type)")
-        if w.device != x.device or (b is not None and b.device != x.device):
+        dev = x.get_device()  # an int: cheaper per call than building and comparing torch.device objects
+        if w.get_device() != dev or (b is not None and b.get_device() != dev):
             raise ValueError(f"x is on {x.device} but the parameters are on {w.device}")
         prec = self._precision_for(x.dtype)
         # The library reads x as dense row-major M x K: a strided view is copied once here (an extra read and write
@@ -334,10 +335,10 @@ class ModelNew(nn.Module):
 
         # The library allocates and launches on the current device; entering torch.cuda.device costs several
         # microseconds per call, so it is entered only when x lives on another device.
-        ctx = contextlib.nullcontext() if x.device.index == torch.cuda.current_device() else torch.cuda.device(x.device)
+        ctx = contextlib.nullcontext() if dev == torch.cuda.current_device() else torch.cuda.device(dev)
         with ctx:
-            stream = _raw_stream(x.device)
-            plan = self._plan(m, x.dtype, x.device, prec)
+            stream = _raw_stream(dev)
+            plan = self._plan(m, x.dtype, dev, prec)
             if plan.shortcut != self.shortcut:
                 plan.set_shortcut(self.shortcut)
             key = (w.data_ptr(), _version_of(w), None if b is None else (b.data_ptr(), _version_of(b)))
@@ -347,7 +348,8 @@ class ModelNew(nn.Module):
                 bt = b.detach().contiguous() if b is not None else torch.zeros(self.out_features, dtype=w.dtype,
                                                                                 device=w.device)
                 plan.set_weights(key, wt, bt, stream, hold=(w.detach(), None if b is None else b.detach()))
-            out = torch.empty(out_shape, dtype=x.dtype, device=x.device)
-            lib = load_library()
-            _check(lib, lib.mg_forward(plan.handle, x.data_ptr(), out.data_ptr(), stream), "mg_forward")
+            out = x.new_empty(out_shape)
+            status = _lib.mg_forward(plan.handle, x.data_ptr(), out.data_ptr(), stream)
+            if status != 0:
+                _check(_lib, status, "mg_forward")
         return out
