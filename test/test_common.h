@@ -10,6 +10,7 @@
 #define MG_TEST_COMMON_H
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,6 +72,31 @@ static inline void mg_test_seedlike_f32(float *x, float *W, float *b, int64_t m,
 static inline void mg_test_widen(const float *src, double *dst, size_t count, int bf16) {
     for (size_t i = 0; i < count; i++)
         dst[i] = bf16 ? (double)mg_bf16_to_f32(mg_f32_to_bf16(src[i])) : (double)src[i];
+}
+
+/* ---- GPU suites parameterised over the registry ------------------------------------------------------------ */
+#include "mg_kernel.h"
+
+/* The kernel at registry position idx if this build and this GPU can run it; skips the test otherwise. */
+static inline const mg_kernel *mg_test_kernel_or_skip(int idx) {
+    if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");
+    const mg_kernel *k = mg_registry_at(idx);
+    cr_assert(k != NULL, "registry position %d", idx);
+    if (!mg_kernel_available(k)) cr_skip_test("kernel %d (%s) is not built", k->id, k->name);
+    const int sm = mg_test_sm();
+    if (sm < k->min_sm) cr_skip_test("kernel %d (%s) needs sm_%d, device is sm_%d", k->id, k->name, k->min_sm, sm);
+    return k;
+}
+
+static inline int mg_test_is_naive(const mg_kernel *k) { return strcmp(k->name, "naive") == 0; }
+
+/* One Criterion parameter per registry row (its position), for ParameterizedTestParameters. */
+static inline struct criterion_test_params mg_test_registry_params(void) {
+    static int positions[64];
+    int n = mg_registry_count();
+    if (n > 64) n = 64;
+    for (int i = 0; i < n; i++) positions[i] = i;
+    return cr_make_param_array(int, positions, (size_t)n);
 }
 
 #endif /* MG_TEST_COMMON_H */

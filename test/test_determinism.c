@@ -62,27 +62,6 @@ static uint64_t det_seed(int kernel_id, int prec, int shape, int dim, int test) 
            ((uint64_t)shape << 8) ^ ((uint64_t)dim << 4) ^ (uint64_t)test;
 }
 
-static int det_is_naive(const mg_kernel *k) { return strcmp(k->name, "naive") == 0; }
-
-/* The kernel at registry position idx if this build and this GPU can run it; skips the test otherwise. */
-static const mg_kernel *det_kernel_or_skip(int idx) {
-    if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");
-    const mg_kernel *k = mg_registry_at(idx);
-    cr_assert(k != NULL, "registry position %d", idx);
-    if (!mg_kernel_available(k)) cr_skip_test("kernel %d (%s) is not built", k->id, k->name);
-    const int sm = mg_test_sm();
-    if (sm < k->min_sm) cr_skip_test("kernel %d (%s) needs sm_%d, device is sm_%d", k->id, k->name, k->min_sm, sm);
-    return k;
-}
-
-static int det_positions[64];
-static struct criterion_test_params det_registry_params(void) {
-    int n = mg_registry_count();
-    if (n > 64) n = 64;
-    for (int i = 0; i < n; i++) det_positions[i] = i;
-    return cr_make_param_array(int, det_positions, (size_t)n);
-}
-
 /* Index of the first run (1..REPS-1) whose len elements differ from run 0, and how many runs differ. */
 static int first_differing_run(const void *h, size_t len, mg_precision prec, int *ndiff, size_t *nelems) {
     const size_t es = mg_elem_bytes(prec);
@@ -177,17 +156,17 @@ static int forward_case(const mg_kernel *kern, mg_precision prec, int si, int di
     return 1;
 }
 
-ParameterizedTestParameters(gpu_determinism, forward_bitwise) { return det_registry_params(); }
+ParameterizedTestParameters(gpu_determinism, forward_bitwise) { return mg_test_registry_params(); }
 
 ParameterizedTest(int *idx, gpu_determinism, forward_bitwise, .timeout = 120) {
-    const mg_kernel *kern = det_kernel_or_skip(*idx);
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
     DET_CUDA(cudaStreamCreate(&st));
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
         for (int si = 0; si < DET_N_SHAPES; si++) {
-            if (si == DET_MID && det_is_naive(kern)) continue;   /* SIMT: small shapes only */
+            if (si == DET_MID && mg_test_is_naive(kern)) continue;   /* SIMT: small shapes only */
             for (int dim = 1; dim >= 0; dim--) ran += forward_case(kern, (mg_precision)prec, si, dim, st);
         }
     }
@@ -287,10 +266,10 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
     return 1;
 }
 
-ParameterizedTestParameters(gpu_determinism, partials_bitwise) { return det_registry_params(); }
+ParameterizedTestParameters(gpu_determinism, partials_bitwise) { return mg_test_registry_params(); }
 
 ParameterizedTest(int *idx, gpu_determinism, partials_bitwise, .timeout = 120) {
-    const mg_kernel *kern = det_kernel_or_skip(*idx);
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     const int sm = mg_test_sm();
     int num_sms = 0;
     DET_CUDA(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
@@ -303,7 +282,7 @@ ParameterizedTest(int *idx, gpu_determinism, partials_bitwise, .timeout = 120) {
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
         for (int si = 0; si < DET_N_SHAPES; si++) {
-            if (si == DET_MID && det_is_naive(kern)) continue;
+            if (si == DET_MID && mg_test_is_naive(kern)) continue;
             for (int dim = 1; dim >= 0; dim--)
                 ran += partials_case(kern, (mg_precision)prec, si, dim, sm, num_sms, h, st);
         }

@@ -253,27 +253,6 @@ static int run_case(const mg_kernel *kern, mg_precision prec, int64_t m, int64_t
 }
 
 /* The kernel at registry position idx if this build and this GPU can run it; skips the test otherwise. */
-static const mg_kernel *kernel_or_skip(int idx) {
-    SKIP_WITHOUT_GPU();
-    const mg_kernel *k = mg_registry_at(idx);
-    cr_assert(k != NULL, "registry position %d", idx);
-    if (!mg_kernel_available(k)) cr_skip_test("kernel %d (%s) is not built", k->id, k->name);
-    const int sm = mg_test_sm();
-    if (sm < k->min_sm) cr_skip_test("kernel %d (%s) needs sm_%d, device is sm_%d", k->id, k->name, k->min_sm, sm);
-    return k;
-}
-
-static int is_naive(const mg_kernel *k) { return strcmp(k->name, "naive") == 0; }
-
-/* One parameter per registry row. */
-static int registry_positions[64];
-static struct criterion_test_params registry_params(void) {
-    int n = mg_registry_count();
-    if (n > 64) n = 64;
-    for (int i = 0; i < n; i++) registry_positions[i] = i;
-    return cr_make_param_array(int, registry_positions, (size_t)n);
-}
-
 /* ---- gpu_util ------------------------------------------------------------------------------------------------ */
 
 Test(gpu_util, fill_matches_cpu_rng) {
@@ -478,10 +457,10 @@ Test(gpu_kernels, baselines_linked) {
     }
 }
 
-ParameterizedTestParameters(gpu_kernels, random_inputs) { return registry_params(); }
+ParameterizedTestParameters(gpu_kernels, random_inputs) { return mg_test_registry_params(); }
 
 ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
-    const mg_kernel *kern = kernel_or_skip(*idx);
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
     CUDA_OK(cudaStreamCreate(&st));
     int ran = 0, refused = 0;
@@ -491,9 +470,9 @@ ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
             const shape3 s = SHAPES[si];
             /* The naive SIMT kernel runs the 137-GFLOP headline once (fp32, max_dim 0: the numerically telling
              * output); the fast kernels run it in every mode and both dims. */
-            if (si == HEADLINE && is_naive(kern) && prec != MG_PREC_FP32) continue;
+            if (si == HEADLINE && mg_test_is_naive(kern) && prec != MG_PREC_FP32) continue;
             for (int dd = 0; dd < 2; dd++) {
-                if (si == HEADLINE && is_naive(kern) && dd == 0) continue;
+                if (si == HEADLINE && mg_test_is_naive(kern) && dd == 0) continue;
                 /* max_dim 1 then 0; on one shape the aliases -1 and -2 instead. */
                 const int max_dim = si == SHAPE_NEG_DIMS ? (dd == 0 ? -1 : -2) : (dd == 0 ? 1 : 0);
                 const int r = run_case(kern, (mg_precision)prec, s.m, s.n, s.k, max_dim,
@@ -508,10 +487,10 @@ ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
     CUDA_OK(cudaStreamDestroy(st));
 }
 
-ParameterizedTestParameters(gpu_kernels, planted_nonfinite) { return registry_params(); }
+ParameterizedTestParameters(gpu_kernels, planted_nonfinite) { return mg_test_registry_params(); }
 
 ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
-    const mg_kernel *kern = kernel_or_skip(*idx);
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
     CUDA_OK(cudaStreamCreate(&st));
     const shape3 s = {127, 257, 129};
@@ -531,10 +510,10 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
  * be the row maxima (max_dim 1) or column maxima (max_dim 0) of y = x W^T + b, checked against an fp64 host
  * computation. Through the public API the max_dim 1 output is +0.0 whatever the maxima are, so this is the
  * only check that a kernel's row maxima are right. */
-ParameterizedTestParameters(gpu_kernels, partial_maxima) { return registry_params(); }
+ParameterizedTestParameters(gpu_kernels, partial_maxima) { return mg_test_registry_params(); }
 
 ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
-    const mg_kernel *kern = kernel_or_skip(*idx);
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     const int sm = mg_test_sm();
     int num_sms = 0;
     CUDA_OK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
