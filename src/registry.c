@@ -35,7 +35,7 @@ static const mg_kernel table[] = {
                                                                                                      P_TF32 | P_BF16,          90, "wgmma_ws",     4, 0, "ws_kernel", &mg_ops_wgmma_ws},
     {5, "cublas_bf16x3", "cuBLAS split precision: x, W split to bf16 hi/lo, hi*hi + hi*lo + lo*hi in three GemmEx calls, then bias+max and finalize",
                                                                                                      P_FP32,                   80, "-",            2, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_", &mg_ops_cublas_bf16x3},
-    {6, "wgmma_bf16x3",  "fused split precision on kernel 4's design: three bf16 wgmma products per k-step from one load of the hi/lo tiles",
+    {6, "wgmma_bf16x3",  "fused split precision on kernel 4's design: W split to bf16 hi/lo once, the fp32 x tile split in registers, three register-A bf16 wgmma per k-step",
                                                                                                      P_FP32,                   90, "wgmma_bf16x3", 5, 0, "ws_kernel", &mg_ops_wgmma_bf16x3},
 };
 
