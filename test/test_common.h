@@ -11,6 +11,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -74,6 +75,23 @@ static inline void mg_test_widen(const float *src, double *dst, size_t count, in
         dst[i] = bf16 ? (double)mg_bf16_to_f32(mg_f32_to_bf16(src[i])) : (double)src[i];
 }
 
+/* ---- assertions shared by the GPU suites ------------------------------------------------------------------------- */
+/* A CUDA runtime call or a maxgemm call that must succeed; the failure names the call, the file and line. */
+#define MG_TEST_CUDA(call)                                                                                      \
+    do {                                                                                                        \
+        cudaError_t e_ = (call);                                                                                \
+        cr_assert(e_ == cudaSuccess, "%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
+    } while (0)
+#define MG_TEST_OK(call)                                                                                        \
+    do {                                                                                                        \
+        mg_status s_ = (call);                                                                                  \
+        cr_assert(s_ == MG_OK, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call, mg_strerror(s_), mg_last_error()); \
+    } while (0)
+#define MG_TEST_NEED_GPU()                                                                                      \
+    do {                                                                                                        \
+        if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");                                                 \
+    } while (0)
+
 /* ---- GPU suites parameterised over the registry ------------------------------------------------------------ */
 #include "mg_kernel.h"
 
@@ -97,6 +115,15 @@ static inline struct criterion_test_params mg_test_registry_params(void) {
     if (n > 64) n = 64;
     for (int i = 0; i < n; i++) positions[i] = i;
     return cr_make_param_array(int, positions, (size_t)n);
+}
+
+/* What a direct kernel->ops->launch needs besides its buffers: a stream, a cuBLAS handle bound to it (the
+ * cuBLAS-built kernels use it) and the device's SM count (the persistent kernels size their grid by it). */
+static inline void mg_test_launch_env(cudaStream_t *st, cublasHandle_t *h, int *num_sms) {
+    MG_TEST_CUDA(cudaDeviceGetAttribute(num_sms, cudaDevAttrMultiProcessorCount, 0));
+    MG_TEST_CUDA(cudaStreamCreate(st));
+    cr_assert(cublasCreate(h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+    cr_assert(cublasSetStream(*h, *st) == CUBLAS_STATUS_SUCCESS, "cublasSetStream");
 }
 
 #endif /* MG_TEST_COMMON_H */

@@ -30,16 +30,6 @@
 
 enum { REPS = 100 };
 
-#define DET_CUDA(call)                                                                                          \
-    do {                                                                                                        \
-        cudaError_t e_ = (call);                                                                                \
-        cr_assert(e_ == cudaSuccess, "%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
-    } while (0)
-#define DET_MG(call)                                                                                            \
-    do {                                                                                                        \
-        mg_status s_ = (call);                                                                                  \
-        cr_assert(s_ == MG_OK, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call, mg_strerror(s_), mg_last_error()); \
-    } while (0)
 
 typedef struct { int64_t m, n, k; } det_shape;
 /* The mid shape first; the odd one has no dimension a multiple of 8 (ragged tiles on every edge). */
@@ -48,7 +38,7 @@ enum { DET_N_SHAPES = sizeof DET_SHAPES / sizeof DET_SHAPES[0], DET_MID = 0 };
 
 static void *det_dmalloc(size_t bytes) {
     void *p = NULL;
-    DET_CUDA(cudaMalloc(&p, bytes ? bytes : 16));
+    MG_TEST_CUDA(cudaMalloc(&p, bytes ? bytes : 16));
     return p;
 }
 static void *det_hmalloc(size_t bytes) {
@@ -113,18 +103,18 @@ static int forward_case(const mg_kernel *kern, mg_precision prec, int si, int di
     void *x = det_dmalloc((size_t)(m * k) * es), *W = det_dmalloc((size_t)(n * k) * es), *b = det_dmalloc((size_t)n * es);
     void *out = det_dmalloc((size_t)REPS * len * es);
     double *ref_d = det_dmalloc(len * sizeof(double));
-    DET_MG(mg_fill_seedlike(x, W, b, m, n, k, prec, det_seed(kern->id, prec, si, dim, 0), st));
-    DET_MG(mg_set_weights(plan, W, b, st));
-    DET_MG(mg_poison(out, (size_t)REPS * len, prec, st));
-    for (int r = 0; r < REPS; r++) DET_MG(mg_forward(plan, x, (char *)out + (size_t)r * len * es, st));
-    DET_MG(mg_gpu_reference(x, W, b, m, n, k, dim, prec, ref_d, st));
-    DET_CUDA(cudaStreamSynchronize(st));
-    DET_CUDA(cudaGetLastError());
+    MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, prec, det_seed(kern->id, prec, si, dim, 0), st));
+    MG_TEST_OK(mg_set_weights(plan, W, b, st));
+    MG_TEST_OK(mg_poison(out, (size_t)REPS * len, prec, st));
+    for (int r = 0; r < REPS; r++) MG_TEST_OK(mg_forward(plan, x, (char *)out + (size_t)r * len * es, st));
+    MG_TEST_OK(mg_gpu_reference(x, W, b, m, n, k, dim, prec, ref_d, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    MG_TEST_CUDA(cudaGetLastError());
 
     void *h = det_hmalloc((size_t)REPS * len * es);
     double *ref = det_hmalloc(len * sizeof(double));
-    DET_CUDA(cudaMemcpy(h, out, (size_t)REPS * len * es, cudaMemcpyDeviceToHost));
-    DET_CUDA(cudaMemcpy(ref, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(h, out, (size_t)REPS * len * es, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(ref, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
 
     /* Run 0 is right (so agreement is not agreement on garbage or on the untouched poison). */
     const double tol = mg_precision_tolerance(prec);
@@ -148,11 +138,11 @@ static int forward_case(const mg_kernel *kern, mg_precision prec, int si, int di
     free(h);
     free(ref);
     mg_plan_destroy(plan);
-    DET_CUDA(cudaFree(x));
-    DET_CUDA(cudaFree(W));
-    DET_CUDA(cudaFree(b));
-    DET_CUDA(cudaFree(out));
-    DET_CUDA(cudaFree(ref_d));
+    MG_TEST_CUDA(cudaFree(x));
+    MG_TEST_CUDA(cudaFree(W));
+    MG_TEST_CUDA(cudaFree(b));
+    MG_TEST_CUDA(cudaFree(out));
+    MG_TEST_CUDA(cudaFree(ref_d));
     return 1;
 }
 
@@ -161,7 +151,7 @@ ParameterizedTestParameters(gpu_determinism, forward_bitwise) { return mg_test_r
 ParameterizedTest(int *idx, gpu_determinism, forward_bitwise, .timeout = 120) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
-    DET_CUDA(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
@@ -171,7 +161,7 @@ ParameterizedTest(int *idx, gpu_determinism, forward_bitwise, .timeout = 120) {
         }
     }
     cr_expect(ran > 0, "kernel %d (%s) ran no determinism case", kern->id, kern->name);
-    DET_CUDA(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* ---- the kernel contract: partial maxima --------------------------------------------------------------------- */
@@ -195,11 +185,11 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
     float *partial = det_dmalloc((size_t)REPS * per_run * sizeof(float));
     const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
     void *ws = ws_bytes ? det_dmalloc(ws_bytes) : NULL;
-    DET_MG(mg_fill_seedlike(x, W, b, m, n, k, prec, det_seed(kern->id, prec, si, dim, 1), st));
+    MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, prec, det_seed(kern->id, prec, si, dim, 1), st));
     mg_prepared prep;
     memset(&prep, 0, sizeof prep);
-    if (ops->prepare) DET_MG(ops->prepare(&p, W, b, &prep, st));
-    DET_MG(mg_poison(partial, (size_t)REPS * per_run, MG_PREC_FP32, st));
+    if (ops->prepare) MG_TEST_OK(ops->prepare(&p, W, b, &prep, st));
+    MG_TEST_OK(mg_poison(partial, (size_t)REPS * per_run, MG_PREC_FP32, st));
 
     int ntiles0 = -1, ntiles_differ = 0;
     for (int r = 0; r < REPS; r++) {
@@ -215,19 +205,19 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
         a.stream = st;
         a.cublas = h;
         a.num_sms = num_sms;
-        DET_MG(ops->launch(&a));
+        MG_TEST_OK(ops->launch(&a));
         cr_assert(a.ntiles >= 1 && a.ntiles <= tiles, "kernel %d (%s) reported %d partial rows of %d", kern->id,
                   kern->name, a.ntiles, tiles);
         if (r == 0) ntiles0 = a.ntiles;
         else ntiles_differ += a.ntiles != ntiles0;
     }
-    DET_CUDA(cudaStreamSynchronize(st));
-    DET_CUDA(cudaGetLastError());
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    MG_TEST_CUDA(cudaGetLastError());
     cr_expect(ntiles_differ == 0, "kernel %d (%s): %d runs reported a different ntiles than run 0 (%d)", kern->id,
               kern->name, ntiles_differ, ntiles0);
 
     float *hp = det_hmalloc((size_t)REPS * per_run * sizeof(float));
-    DET_CUDA(cudaMemcpy(hp, partial, (size_t)REPS * per_run * sizeof(float), cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(hp, partial, (size_t)REPS * per_run * sizeof(float), cudaMemcpyDeviceToHost));
     const size_t written = (size_t)ntiles0 * len;   /* the rows the contract says were written */
     size_t unwritten = 0, first_unwritten = written;
     for (size_t i = 0; i < written; i++) {
@@ -258,11 +248,11 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
 
     free(hp);
     if (ops->release) ops->release(&prep);
-    DET_CUDA(cudaFree(partial));
-    if (ws) DET_CUDA(cudaFree(ws));
-    DET_CUDA(cudaFree(x));
-    DET_CUDA(cudaFree(W));
-    DET_CUDA(cudaFree(b));
+    MG_TEST_CUDA(cudaFree(partial));
+    if (ws) MG_TEST_CUDA(cudaFree(ws));
+    MG_TEST_CUDA(cudaFree(x));
+    MG_TEST_CUDA(cudaFree(W));
+    MG_TEST_CUDA(cudaFree(b));
     return 1;
 }
 
@@ -272,12 +262,9 @@ ParameterizedTest(int *idx, gpu_determinism, partials_bitwise, .timeout = 120) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     const int sm = mg_test_sm();
     int num_sms = 0;
-    DET_CUDA(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
     cudaStream_t st;
-    DET_CUDA(cudaStreamCreate(&st));
     cublasHandle_t h;
-    cr_assert(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
-    cr_assert(cublasSetStream(h, st) == CUBLAS_STATUS_SUCCESS, "cublasSetStream");
+    mg_test_launch_env(&st, &h, &num_sms);
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
@@ -289,5 +276,5 @@ ParameterizedTest(int *idx, gpu_determinism, partials_bitwise, .timeout = 120) {
     }
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima determinism case", kern->id, kern->name);
     cublasDestroy(h);
-    DET_CUDA(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }

@@ -29,25 +29,11 @@
 
 /* ---- plumbing -------------------------------------------------------------------------------------------------- */
 
-#define CUDA_OK(call)                                                                                           \
-    do {                                                                                                        \
-        cudaError_t e_ = (call);                                                                                \
-        cr_assert(e_ == cudaSuccess, "%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));       \
-    } while (0)
-#define MG_OK_(call)                                                                                            \
-    do {                                                                                                        \
-        mg_status s_ = (call);                                                                                  \
-        cr_assert(s_ == MG_OK, "%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call, mg_strerror(s_), mg_last_error()); \
-    } while (0)
 
-#define SKIP_WITHOUT_GPU()                                                                                      \
-    do {                                                                                                        \
-        if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");                                                 \
-    } while (0)
 
 static void *dmalloc(size_t bytes) {
     void *p = NULL;
-    CUDA_OK(cudaMalloc(&p, bytes ? bytes : 16));   /* never a zero-byte request (K = 0 inputs) */
+    MG_TEST_CUDA(cudaMalloc(&p, bytes ? bytes : 16));   /* never a zero-byte request (K = 0 inputs) */
     return p;
 }
 static void *hmalloc(size_t bytes) {
@@ -62,11 +48,11 @@ static size_t esize(mg_precision prec) { return prec == MG_PREC_BF16 ? 2 : 4; }
 static void store_elem(void *d, size_t idx, mg_precision prec, float v, cudaStream_t st) {
     if (prec == MG_PREC_BF16) {
         uint16_t h = mg_f32_to_bf16(v);
-        CUDA_OK(cudaMemcpyAsync((uint16_t *)d + idx, &h, 2, cudaMemcpyHostToDevice, st));
+        MG_TEST_CUDA(cudaMemcpyAsync((uint16_t *)d + idx, &h, 2, cudaMemcpyHostToDevice, st));
     } else {
-        CUDA_OK(cudaMemcpyAsync((float *)d + idx, &v, 4, cudaMemcpyHostToDevice, st));
+        MG_TEST_CUDA(cudaMemcpyAsync((float *)d + idx, &v, 4, cudaMemcpyHostToDevice, st));
     }
-    CUDA_OK(cudaStreamSynchronize(st));   /* the source is a local */
+    MG_TEST_CUDA(cudaStreamSynchronize(st));   /* the source is a local */
 }
 
 /* count elements of a device array of the precision's type, widened to double on the host. */
@@ -74,7 +60,7 @@ static double *download_widened(const void *d, size_t count, mg_precision prec) 
     double *h = hmalloc(count * sizeof(double));
     if (count == 0) return h;
     void *raw = hmalloc(count * esize(prec));
-    CUDA_OK(cudaMemcpy(raw, d, count * esize(prec), cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(raw, d, count * esize(prec), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < count; i++)
         h[i] = prec == MG_PREC_BF16 ? (double)mg_bf16_to_f32(((uint16_t *)raw)[i]) : (double)((float *)raw)[i];
     free(raw);
@@ -205,20 +191,20 @@ static int run_case(const mg_kernel *kern, mg_precision prec, int64_t m, int64_t
     void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
     void *out = dmalloc(len * es);
     double *ref_d = dmalloc(len * sizeof(double));
-    MG_OK_(mg_fill_seedlike(x, W, b, m, n, k, prec, seed, st));
+    MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, prec, seed, st));
     plant(kind, x, W, b, m, n, k, prec, st);
 
-    MG_OK_(mg_set_weights(plan, W, b, st));
-    MG_OK_(mg_poison(out, len, prec, st));
-    MG_OK_(mg_forward(plan, x, out, st));
-    MG_OK_(mg_gpu_reference(x, W, b, m, n, k, dim, prec, ref_d, st));
-    CUDA_OK(cudaStreamSynchronize(st));
-    CUDA_OK(cudaGetLastError());
+    MG_TEST_OK(mg_set_weights(plan, W, b, st));
+    MG_TEST_OK(mg_poison(out, len, prec, st));
+    MG_TEST_OK(mg_forward(plan, x, out, st));
+    MG_TEST_OK(mg_gpu_reference(x, W, b, m, n, k, dim, prec, ref_d, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    MG_TEST_CUDA(cudaGetLastError());
 
     double *ref = hmalloc(len * sizeof(double));
     void *h_out = hmalloc(len * es);
-    CUDA_OK(cudaMemcpy(ref, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
-    CUDA_OK(cudaMemcpy(h_out, out, len * es, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(ref, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(h_out, out, len * es, cudaMemcpyDeviceToHost));
 
     const long want_nans = expected_nans(kind, dim, m, n);
     if (want_nans >= 0)
@@ -244,11 +230,11 @@ static int run_case(const mg_kernel *kern, mg_precision prec, int64_t m, int64_t
     free(ref);
     free(h_out);
     mg_plan_destroy(plan);
-    CUDA_OK(cudaFree(x));
-    CUDA_OK(cudaFree(W));
-    CUDA_OK(cudaFree(b));
-    CUDA_OK(cudaFree(out));
-    CUDA_OK(cudaFree(ref_d));
+    MG_TEST_CUDA(cudaFree(x));
+    MG_TEST_CUDA(cudaFree(W));
+    MG_TEST_CUDA(cudaFree(b));
+    MG_TEST_CUDA(cudaFree(out));
+    MG_TEST_CUDA(cudaFree(ref_d));
     return 1;
 }
 
@@ -256,11 +242,11 @@ static int run_case(const mg_kernel *kern, mg_precision prec, int64_t m, int64_t
 /* ---- gpu_util ------------------------------------------------------------------------------------------------ */
 
 Test(gpu_util, fill_matches_cpu_rng) {
-    SKIP_WITHOUT_GPU();
+    MG_TEST_NEED_GPU();
     const int64_t m = 17, n = 33, k = 65;
     const uint64_t seed = 0x5eedull;
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     float *hx = hmalloc(m * k * 4), *hw = hmalloc(n * k * 4), *hb = hmalloc(n * 4);
     mg_test_seedlike_f32(hx, hw, hb, m, n, k, seed);
     const float *host[3] = {hx, hw, hb};
@@ -269,11 +255,11 @@ Test(gpu_util, fill_matches_cpu_rng) {
         const int prec = TWO_PRECS[pi];
         void *dv[3];
         for (int a = 0; a < 3; a++) dv[a] = dmalloc(cnt[a] * 4);
-        MG_OK_(mg_fill_seedlike(dv[0], dv[1], dv[2], m, n, k, (mg_precision)prec, seed, st));
-        CUDA_OK(cudaStreamSynchronize(st));
+        MG_TEST_OK(mg_fill_seedlike(dv[0], dv[1], dv[2], m, n, k, (mg_precision)prec, seed, st));
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
         for (int a = 0; a < 3; a++) {
             void *h = hmalloc(cnt[a] * 4);
-            CUDA_OK(cudaMemcpy(h, dv[a], cnt[a] * esize((mg_precision)prec), cudaMemcpyDeviceToHost));
+            MG_TEST_CUDA(cudaMemcpy(h, dv[a], cnt[a] * esize((mg_precision)prec), cudaMemcpyDeviceToHost));
             size_t diff = 0, first = cnt[a];
             for (size_t i = 0; i < cnt[a]; i++) {
                 int same = prec == MG_PREC_BF16 ? ((uint16_t *)h)[i] == mg_f32_to_bf16(host[a][i])
@@ -283,26 +269,26 @@ Test(gpu_util, fill_matches_cpu_rng) {
             cr_expect(diff == 0, "%s fill of array %d: %zu of %zu elements differ from the CPU draw (first %zu)",
                       mg_precision_name((mg_precision)prec), a, diff, cnt[a], first);
             free(h);
-            CUDA_OK(cudaFree(dv[a]));
+            MG_TEST_CUDA(cudaFree(dv[a]));
         }
     }
     /* Poison patterns. */
     void *p = dmalloc(64);
     uint32_t h32[16];
     uint16_t h16[16];
-    MG_OK_(mg_poison(p, 16, MG_PREC_FP32, st));
-    CUDA_OK(cudaMemcpyAsync(h32, p, sizeof h32, cudaMemcpyDeviceToHost, st));
-    CUDA_OK(cudaStreamSynchronize(st));
+    MG_TEST_OK(mg_poison(p, 16, MG_PREC_FP32, st));
+    MG_TEST_CUDA(cudaMemcpyAsync(h32, p, sizeof h32, cudaMemcpyDeviceToHost, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
     for (int i = 0; i < 16; i++) cr_expect_eq(h32[i], 0x7fbadbadu, "fp32 poison [%d] = %08x", i, h32[i]);
-    MG_OK_(mg_poison(p, 16, MG_PREC_BF16, st));
-    CUDA_OK(cudaMemcpyAsync(h16, p, sizeof h16, cudaMemcpyDeviceToHost, st));
-    CUDA_OK(cudaStreamSynchronize(st));
+    MG_TEST_OK(mg_poison(p, 16, MG_PREC_BF16, st));
+    MG_TEST_CUDA(cudaMemcpyAsync(h16, p, sizeof h16, cudaMemcpyDeviceToHost, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
     for (int i = 0; i < 16; i++) cr_expect_eq(h16[i], 0x7fbb, "bf16 poison [%d] = %04x", i, h16[i]);
-    CUDA_OK(cudaFree(p));
+    MG_TEST_CUDA(cudaFree(p));
     free(hx);
     free(hw);
     free(hb);
-    CUDA_OK(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* ---- gpu_reference ------------------------------------------------------------------------------------------- */
@@ -310,9 +296,9 @@ Test(gpu_util, fill_matches_cpu_rng) {
 /* The GPU reference against the CPU one on the same (downloaded, widened) inputs. Both are fp64 with different
  * summation orders, so they agree to ~1e-15 relative; 1e-11 leaves room and still catches any layout bug. */
 Test(gpu_reference, matches_cpu_reference, .timeout = 120) {
-    SKIP_WITHOUT_GPU();
+    MG_TEST_NEED_GPU();
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 shapes[] = {{127, 257, 129}, {5, 7, 0}};
     for (int si = 0; si < 2; si++)
         for (int pi = 0; pi < 2; pi++)
@@ -325,15 +311,15 @@ Test(gpu_reference, matches_cpu_reference, .timeout = 120) {
                     const size_t es = esize(pr), len = (size_t)(dim == 1 ? m : n);
                     void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
                     double *ref_d = dmalloc(len * sizeof(double));
-                    MG_OK_(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(-1, prec, si, dim, kind), st));
+                    MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(-1, prec, si, dim, kind), st));
                     plant((plant_kind)kind, x, W, b, m, n, k, pr, st);
-                    MG_OK_(mg_gpu_reference(x, W, b, m, n, k, dim, pr, ref_d, st));
-                    CUDA_OK(cudaStreamSynchronize(st));
+                    MG_TEST_OK(mg_gpu_reference(x, W, b, m, n, k, dim, pr, ref_d, st));
+                    MG_TEST_CUDA(cudaStreamSynchronize(st));
                     double *g = hmalloc(len * sizeof(double)), *c = hmalloc(len * sizeof(double));
-                    CUDA_OK(cudaMemcpy(g, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
+                    MG_TEST_CUDA(cudaMemcpy(g, ref_d, len * sizeof(double), cudaMemcpyDeviceToHost));
                     double *hx = download_widened(x, (size_t)(m * k), pr), *hw = download_widened(W, (size_t)(n * k), pr),
                            *hb = download_widened(b, (size_t)n, pr);
-                    MG_OK_(mg_reference(hx, hw, hb, m, n, k, dim, c));
+                    MG_TEST_OK(mg_reference(hx, hw, hb, m, n, k, dim, c));
                     size_t bad = 0, first = len;
                     for (size_t i = 0; i < len; i++)
                         if (!mg_test_close(g[i], c[i], 1e-11, 1e-11) && bad++ == 0) first = i;
@@ -346,9 +332,9 @@ Test(gpu_reference, matches_cpu_reference, .timeout = 120) {
                         cr_expect_eq((long)count_nan(c, len), want, "CPU reference NaN count for plant '%s' max_dim %d",
                                      plant_name((plant_kind)kind), dim);
                     free(g); free(c); free(hx); free(hw); free(hb);
-                    CUDA_OK(cudaFree(x)); CUDA_OK(cudaFree(W)); CUDA_OK(cudaFree(b)); CUDA_OK(cudaFree(ref_d));
+                    MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b)); MG_TEST_CUDA(cudaFree(ref_d));
                 }
-    CUDA_OK(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* ---- gpu_finalize -------------------------------------------------------------------------------------------- */
@@ -358,9 +344,9 @@ Test(gpu_reference, matches_cpu_reference, .timeout = 120) {
 typedef enum { FP_NONE, FP_NAN_ONE, FP_POSINF_ONE, FP_NEGINF_COLUMN, FP_NEGINF_ONE, FP_COUNT } fin_plant;
 
 Test(gpu_finalize, matches_reference_epilogue, .timeout = 120) {
-    SKIP_WITHOUT_GPU();
+    MG_TEST_NEED_GPU();
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     const struct { int ntiles, len; } cfg[] = {{1, 1}, {3, 1000}, {64, 8192}, {8, 1 << 20}, {5, 3}};
     for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
         for (int dim = 0; dim <= 1; dim++)
@@ -384,21 +370,21 @@ Test(gpu_finalize, matches_reference_epilogue, .timeout = 120) {
                         const double v = hp[(size_t)t * L + i];
                         if (dim == 0) y[(size_t)t * L + i] = v; else y[(size_t)i * T + t] = v;
                     }
-                MG_OK_(dim == 0 ? mg_reference_epilogue(y, T, L, 0, ref) : mg_reference_epilogue(y, L, T, 1, ref));
+                MG_TEST_OK(dim == 0 ? mg_reference_epilogue(y, T, L, 0, ref) : mg_reference_epilogue(y, L, T, 1, ref));
 
                 float *d_part = dmalloc(total * sizeof(float));
                 void *scratch = dmalloc(mg_finalize_scratch_bytes(L));
                 void *out = dmalloc((size_t)L * 4);
-                CUDA_OK(cudaMemcpy(d_part, hp, total * sizeof(float), cudaMemcpyHostToDevice));
+                MG_TEST_CUDA(cudaMemcpy(d_part, hp, total * sizeof(float), cudaMemcpyHostToDevice));
                 for (int pi = 0; pi < 2; pi++) {
                     const mg_precision pr = TWO_PRECS[pi];
                     /* The output rounding is the only error: fp32 ~6e-8 relative, bf16 2^-9. */
                     const double tol = pr == MG_PREC_BF16 ? 4e-3 : 1e-6;
-                    MG_OK_(mg_poison(out, (size_t)L, pr, st));
-                    MG_OK_(mg_finalize(d_part, T, L, dim, pr, out, scratch, st));
-                    CUDA_OK(cudaStreamSynchronize(st));
+                    MG_TEST_OK(mg_poison(out, (size_t)L, pr, st));
+                    MG_TEST_OK(mg_finalize(d_part, T, L, dim, pr, out, scratch, st));
+                    MG_TEST_CUDA(cudaStreamSynchronize(st));
                     void *h_out = hmalloc((size_t)L * 4);
-                    CUDA_OK(cudaMemcpy(h_out, out, (size_t)L * esize(pr), cudaMemcpyDeviceToHost));
+                    MG_TEST_CUDA(cudaMemcpy(h_out, out, (size_t)L * esize(pr), cudaMemcpyDeviceToHost));
                     const mg_check_result r = check_out(ref, h_out, (size_t)L, pr, tol);
                     const size_t fb = r.first_bad < (size_t)L ? r.first_bad : 0;
                     cr_expect(r.pass, "finalize %s ntiles %d len %d max_dim %d plant %d: %zu fail (%zu NaN mismatches), "
@@ -413,33 +399,33 @@ Test(gpu_finalize, matches_reference_epilogue, .timeout = 120) {
                     free(h_out);
                 }
                 free(hp); free(y); free(ref);
-                CUDA_OK(cudaFree(d_part)); CUDA_OK(cudaFree(scratch)); CUDA_OK(cudaFree(out));
+                MG_TEST_CUDA(cudaFree(d_part)); MG_TEST_CUDA(cudaFree(scratch)); MG_TEST_CUDA(cudaFree(out));
             }
-    CUDA_OK(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* The fp64 mean is summed in a fixed order: two runs (with the scratch re-poisoned) agree bit for bit. */
 Test(gpu_finalize, deterministic_mean) {
-    SKIP_WITHOUT_GPU();
+    MG_TEST_NEED_GPU();
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     const int T = 8, L = 1 << 20;
     float *d_part = dmalloc((size_t)T * L * 4);
     void *scratch = dmalloc(mg_finalize_scratch_bytes(L));
     float *out[2] = {dmalloc((size_t)L * 4), dmalloc((size_t)L * 4)};
-    MG_OK_(mg_fill_uniform(d_part, (size_t)T * L, MG_PREC_FP32, 4242, 5, -3.f, 7.f, st));
+    MG_TEST_OK(mg_fill_uniform(d_part, (size_t)T * L, MG_PREC_FP32, 4242, 5, -3.f, 7.f, st));
     for (int r = 0; r < 2; r++) {
-        MG_OK_(mg_poison(scratch, mg_finalize_scratch_bytes(L) / 4, MG_PREC_FP32, st));
-        MG_OK_(mg_finalize(d_part, T, L, 0, MG_PREC_FP32, out[r], scratch, st));
+        MG_TEST_OK(mg_poison(scratch, mg_finalize_scratch_bytes(L) / 4, MG_PREC_FP32, st));
+        MG_TEST_OK(mg_finalize(d_part, T, L, 0, MG_PREC_FP32, out[r], scratch, st));
     }
-    CUDA_OK(cudaStreamSynchronize(st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
     float *h[2] = {hmalloc((size_t)L * 4), hmalloc((size_t)L * 4)};
-    for (int r = 0; r < 2; r++) CUDA_OK(cudaMemcpy(h[r], out[r], (size_t)L * 4, cudaMemcpyDeviceToHost));
+    for (int r = 0; r < 2; r++) MG_TEST_CUDA(cudaMemcpy(h[r], out[r], (size_t)L * 4, cudaMemcpyDeviceToHost));
     cr_expect_eq(mg_bitwise_diff_f32(h[0], h[1], (size_t)L), 0u, "two finalize runs differ");
-    for (int r = 0; r < 2; r++) { free(h[r]); CUDA_OK(cudaFree(out[r])); }
-    CUDA_OK(cudaFree(d_part));
-    CUDA_OK(cudaFree(scratch));
-    CUDA_OK(cudaStreamDestroy(st));
+    for (int r = 0; r < 2; r++) { free(h[r]); MG_TEST_CUDA(cudaFree(out[r])); }
+    MG_TEST_CUDA(cudaFree(d_part));
+    MG_TEST_CUDA(cudaFree(scratch));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* ---- gpu_kernels: every registry kernel through the public API ------------------------------------------------- */
@@ -462,7 +448,7 @@ ParameterizedTestParameters(gpu_kernels, random_inputs) { return mg_test_registr
 ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     int ran = 0, refused = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
@@ -484,7 +470,7 @@ ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
     }
     cr_log_info("kernel %d (%s): %d cases run, %d refused as unsupported", kern->id, kern->name, ran, refused);
     cr_expect(ran > 0, "kernel %d (%s) ran no case at all (%d refused)", kern->id, kern->name, refused);
-    CUDA_OK(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 ParameterizedTestParameters(gpu_kernels, planted_nonfinite) { return mg_test_registry_params(); }
@@ -492,7 +478,7 @@ ParameterizedTestParameters(gpu_kernels, planted_nonfinite) { return mg_test_reg
 ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 s = {127, 257, 129};
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
@@ -503,7 +489,7 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
                                 (plant_kind)kind, st);
     }
     cr_expect(ran > 0, "kernel %d (%s) ran no planted case", kern->id, kern->name);
-    CUDA_OK(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* The partial-maxima contract (mg_kernel.h), called directly: the nanmax of the partial rows a kernel writes must
@@ -516,12 +502,9 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     const int sm = mg_test_sm();
     int num_sms = 0;
-    CUDA_OK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
     cudaStream_t st;
-    CUDA_OK(cudaStreamCreate(&st));
     cublasHandle_t h;
-    cr_assert(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
-    cr_assert(cublasSetStream(h, st) == CUBLAS_STATUS_SUCCESS, "cublasSetStream");
+    mg_test_launch_env(&st, &h, &num_sms);
     const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}};
     const mg_kernel_ops *ops = kern->ops;
     int ran = 0;
@@ -541,16 +524,16 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 }
                 const size_t len = (size_t)(dim == 1 ? m : n);
                 void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
-                MG_OK_(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(kern->id, prec, 20 + (int)si, dim, 0), st));
+                MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(kern->id, prec, 20 + (int)si, dim, 0), st));
                 mg_prepared prep;
                 memset(&prep, 0, sizeof prep);
-                if (ops->prepare) MG_OK_(ops->prepare(&p, W, b, &prep, st));
+                if (ops->prepare) MG_TEST_OK(ops->prepare(&p, W, b, &prep, st));
                 const int tiles = ops->partial_tiles(&p);
                 cr_assert(tiles >= 1, "kernel %d partial_tiles = %d", kern->id, tiles);
                 float *partial = dmalloc((size_t)tiles * len * sizeof(float));
                 const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
                 void *ws = ws_bytes ? dmalloc(ws_bytes) : NULL;
-                MG_OK_(mg_poison(partial, (size_t)tiles * len, MG_PREC_FP32, st));
+                MG_TEST_OK(mg_poison(partial, (size_t)tiles * len, MG_PREC_FP32, st));
 
                 mg_launch_args a;
                 memset(&a, 0, sizeof a);
@@ -564,14 +547,14 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 a.stream = st;
                 a.cublas = h;
                 a.num_sms = num_sms;
-                MG_OK_(ops->launch(&a));
-                CUDA_OK(cudaStreamSynchronize(st));
-                CUDA_OK(cudaGetLastError());
+                MG_TEST_OK(ops->launch(&a));
+                MG_TEST_CUDA(cudaStreamSynchronize(st));
+                MG_TEST_CUDA(cudaGetLastError());
                 cr_assert(a.ntiles >= 1 && a.ntiles <= tiles, "kernel %d (%s) reported %d partial rows of %d",
                           kern->id, kern->name, a.ntiles, tiles);
 
                 float *hp = hmalloc((size_t)a.ntiles * len * sizeof(float)), *got = hmalloc(len * sizeof(float));
-                CUDA_OK(cudaMemcpy(hp, partial, (size_t)a.ntiles * len * sizeof(float), cudaMemcpyDeviceToHost));
+                MG_TEST_CUDA(cudaMemcpy(hp, partial, (size_t)a.ntiles * len * sizeof(float), cudaMemcpyDeviceToHost));
                 for (size_t i = 0; i < len; i++) {
                     double v = hp[i];
                     for (int t = 1; t < a.ntiles; t++) v = mg_nanmax(v, hp[(size_t)t * len + i]);
@@ -598,12 +581,12 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 ran++;
                 free(hp); free(got); free(hx); free(hw); free(hb); free(want);
                 if (ops->release) ops->release(&prep);
-                CUDA_OK(cudaFree(partial));
-                if (ws) CUDA_OK(cudaFree(ws));
-                CUDA_OK(cudaFree(x)); CUDA_OK(cudaFree(W)); CUDA_OK(cudaFree(b));
+                MG_TEST_CUDA(cudaFree(partial));
+                if (ws) MG_TEST_CUDA(cudaFree(ws));
+                MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
             }
     }
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
     cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
-    CUDA_OK(cudaStreamDestroy(st));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }

@@ -203,20 +203,6 @@ Test(shortcut_cert, accumulation_at_the_edge_stays_finite) {
 /* ================================================================================================================
  * GPU helpers
  * ================================================================================================================ */
-#define NEED_GPU()                                                                                               \
-    do {                                                                                                         \
-        if (!mg_test_has_gpu()) cr_skip_test("no CUDA device");                                                 \
-    } while (0)
-#define CU(call)                                                                                                 \
-    do {                                                                                                         \
-        cudaError_t e_ = (call);                                                                                 \
-        cr_assert_eq(e_, cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));                                  \
-    } while (0)
-#define MG(call)                                                                                                 \
-    do {                                                                                                         \
-        mg_status s_ = (call);                                                                                   \
-        cr_assert_eq(s_, MG_OK, "%s: %s (%s)", #call, mg_strerror(s_), mg_last_error());                          \
-    } while (0)
 
 static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -338,23 +324,23 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
     char *dW, *db, *dx, *dout, *dxg, *doutg;
     float *dws;
     int *drows, *dcount;
-    CU(cudaMalloc((void **)&dW, es * (size_t)(n * k + 8)));
-    CU(cudaMalloc((void **)&db, es * (size_t)n));
-    CU(cudaMalloc((void **)&dx, es * (size_t)(m * k + 8)));
-    CU(cudaMalloc((void **)&dout, es * (size_t)m));
-    CU(cudaMalloc((void **)&dxg, es * (size_t)(m * k + 8)));
-    CU(cudaMalloc((void **)&doutg, es * (size_t)m));
-    CU(cudaMalloc((void **)&dws, MG_WSTATS_FLOATS * sizeof(float)));
-    CU(cudaMalloc((void **)&drows, sizeof(int) * (size_t)m));
-    CU(cudaMalloc((void **)&dcount, sizeof(int)));
-    CU(cudaMemset(dws, 0xA5, MG_WSTATS_FLOATS * sizeof(float)));   /* garbage: weight_stats must not depend on it */
-    CU(cudaMemset(dcount, 0x5A, sizeof(int)));                      /* garbage: classify must overwrite it */
-    CU(cudaMemcpy(dW + es * (size_t)w_off, eW, es * (size_t)(n * k), cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(db, eb, es * (size_t)n, cudaMemcpyHostToDevice));
+    MG_TEST_CUDA(cudaMalloc((void **)&dW, es * (size_t)(n * k + 8)));
+    MG_TEST_CUDA(cudaMalloc((void **)&db, es * (size_t)n));
+    MG_TEST_CUDA(cudaMalloc((void **)&dx, es * (size_t)(m * k + 8)));
+    MG_TEST_CUDA(cudaMalloc((void **)&dout, es * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc((void **)&dxg, es * (size_t)(m * k + 8)));
+    MG_TEST_CUDA(cudaMalloc((void **)&doutg, es * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc((void **)&dws, MG_WSTATS_FLOATS * sizeof(float)));
+    MG_TEST_CUDA(cudaMalloc((void **)&drows, sizeof(int) * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc((void **)&dcount, sizeof(int)));
+    MG_TEST_CUDA(cudaMemset(dws, 0xA5, MG_WSTATS_FLOATS * sizeof(float)));   /* garbage: weight_stats must not depend on it */
+    MG_TEST_CUDA(cudaMemset(dcount, 0x5A, sizeof(int)));                      /* garbage: classify must overwrite it */
+    MG_TEST_CUDA(cudaMemcpy(dW + es * (size_t)w_off, eW, es * (size_t)(n * k), cudaMemcpyHostToDevice));
+    MG_TEST_CUDA(cudaMemcpy(db, eb, es * (size_t)n, cudaMemcpyHostToDevice));
 
-    MG(mg_shortcut_weight_stats(dW + es * (size_t)w_off, db, n, k, prec, dws, NULL));
+    MG_TEST_OK(mg_shortcut_weight_stats(dW + es * (size_t)w_off, db, n, k, prec, dws, NULL));
     float ws[MG_WSTATS_FLOATS], wexp[3];
-    CU(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
     model_wstats(W, (size_t)(n * k), b, (size_t)n, wexp);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(f2u(ws[i]), f2u(wexp[i]), "%s m%lld n%lld k%lld wcfg %d: wstats[%d] = %a, expected %a",
@@ -370,13 +356,13 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
         make_x(x, m, k, xcfg, seed + 99 * (uint64_t)rep);
         to_elems(x, (size_t)(m * k), prec, ex);
         for (int64_t i = 0; i < m * k; i++) x[i] = elem_value(ex, (size_t)i, prec);
-        CU(cudaMemcpy(dx + es * (size_t)x_off, ex, es * (size_t)(m * k), cudaMemcpyHostToDevice));
-        CU(cudaMemset(dout, 0x3C, es * (size_t)m));   /* a finite sentinel (0x3c3c...): compute rows keep it */
-        MG(mg_shortcut_classify(dx + es * (size_t)x_off, m, k, prec, dws, dout, drows, dcount, NULL));
+        MG_TEST_CUDA(cudaMemcpy(dx + es * (size_t)x_off, ex, es * (size_t)(m * k), cudaMemcpyHostToDevice));
+        MG_TEST_CUDA(cudaMemset(dout, 0x3C, es * (size_t)m));   /* a finite sentinel (0x3c3c...): compute rows keep it */
+        MG_TEST_OK(mg_shortcut_classify(dx + es * (size_t)x_off, m, k, prec, dws, dout, drows, dcount, NULL));
         int count = -1;
-        CU(cudaMemcpy(&count, dcount, sizeof(int), cudaMemcpyDeviceToHost));
-        CU(cudaMemcpy(out, dout, es * (size_t)m, cudaMemcpyDeviceToHost));
-        CU(cudaMemcpy(rows, drows, sizeof(int) * (size_t)m, cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(&count, dcount, sizeof(int), cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(out, dout, es * (size_t)m, cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(rows, drows, sizeof(int) * (size_t)m, cudaMemcpyDeviceToHost));
         int expect_count = 0;
         for (int64_t r = 0; r < m; r++) {
             const int cls = model_row(x + r * k, k, wexp);
@@ -401,8 +387,8 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
 
         /* Gather and scatter the compute rows. */
         if (count > 0) {
-            MG(mg_shortcut_gather(dx + es * (size_t)x_off, k, prec, drows, count, dxg, NULL));
-            CU(cudaMemcpy(xg, dxg, es * (size_t)count * (size_t)k, cudaMemcpyDeviceToHost));
+            MG_TEST_OK(mg_shortcut_gather(dx + es * (size_t)x_off, k, prec, drows, count, dxg, NULL));
+            MG_TEST_CUDA(cudaMemcpy(xg, dxg, es * (size_t)count * (size_t)k, cudaMemcpyDeviceToHost));
             for (int c = 0; c < count; c++)
                 cr_assert_eq(memcmp((char *)xg + es * (size_t)c * (size_t)k, (char *)ex + es * (size_t)rows[c] * (size_t)k,
                                     es * (size_t)k), 0, "gathered row %d (x row %d) differs", c, rows[c]);
@@ -410,11 +396,11 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
                 if (prec == MG_PREC_BF16) ((uint16_t *)outg)[c] = (uint16_t)(0x4000u + (unsigned)c);
                 else ((float *)outg)[c] = 1000.0f + (float)c;
             }
-            CU(cudaMemcpy(doutg, outg, es * (size_t)count, cudaMemcpyHostToDevice));
-            MG(mg_shortcut_scatter(doutg, prec, drows, count, dout, NULL));
+            MG_TEST_CUDA(cudaMemcpy(doutg, outg, es * (size_t)count, cudaMemcpyHostToDevice));
+            MG_TEST_OK(mg_shortcut_scatter(doutg, prec, drows, count, dout, NULL));
             void *out2 = malloc(es * (size_t)m);
             cr_assert_not_null(out2);
-            CU(cudaMemcpy(out2, dout, es * (size_t)m, cudaMemcpyDeviceToHost));
+            MG_TEST_CUDA(cudaMemcpy(out2, dout, es * (size_t)m, cudaMemcpyDeviceToHost));
             int c = 0;
             for (int64_t r = 0; r < m; r++) {
                 const int is_c = c < count && rows[c] == (int)r;
@@ -430,8 +416,8 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
             free(out2);
         }
     }
-    CU(cudaDeviceSynchronize());
-    CU(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
+    MG_TEST_CUDA(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
     cr_assert_eq(f2u(ws[3]), 0u, "classify must leave the completion ticket at zero");
     cudaFree(dW); cudaFree(db); cudaFree(dx); cudaFree(dout); cudaFree(dxg); cudaFree(doutg); cudaFree(dws);
     cudaFree(drows); cudaFree(dcount);
@@ -442,7 +428,7 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
 static const int64_t k_list[] = {0, 1, 3, 7, 16, 17, 33, 100, 129, 515, 1000, 2047, 2048, 2049, 4100, 8192};
 
 Test(gpu_shortcut, kernels_fp32, .timeout = 600) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     for (size_t i = 0; i < sizeof k_list / sizeof k_list[0]; i++)
         for (int wcfg = 0; wcfg < WCFG_COUNT; wcfg++) {
             const int64_t k = k_list[i], m = k >= 2048 ? 67 : 300;
@@ -451,7 +437,7 @@ Test(gpu_shortcut, kernels_fp32, .timeout = 600) {
 }
 
 Test(gpu_shortcut, kernels_bf16, .timeout = 600) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     for (size_t i = 0; i < sizeof k_list / sizeof k_list[0]; i++)
         for (int wcfg = 0; wcfg < WCFG_COUNT; wcfg++) {
             const int64_t k = k_list[i], m = k >= 2048 ? 67 : 300;
@@ -460,7 +446,7 @@ Test(gpu_shortcut, kernels_bf16, .timeout = 600) {
 }
 
 Test(gpu_shortcut, kernels_many_rows_and_big_w, .timeout = 600) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     /* Many rows: the last-block compaction walks more than one 256-row step, several blocks flag rows. */
     check_kernels(MG_PREC_FP32, 5000, 3, 5, WCFG_CLEAN, 1, 0);
     check_kernels(MG_PREC_BF16, 4099, 3, 40, WCFG_CLEAN, 0, 1);
@@ -471,33 +457,33 @@ Test(gpu_shortcut, kernels_many_rows_and_big_w, .timeout = 600) {
 }
 
 Test(gpu_shortcut, weight_stats_edges) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     /* NaN as the very first and the very last element of a large W at an unaligned base; K = 0 ignores W. */
     const int64_t n = 1000, k = 4097;
     float *W = malloc(sizeof(float) * (size_t)(n * k)), *b = malloc(sizeof(float) * (size_t)n);
     cr_assert(W && b);
     for (int64_t j = 0; j < n; j++) b[j] = (float)(j % 7) - 3.0f;   /* max|b| = 3 */
     float *dW, *db, *dws, ws[4];
-    CU(cudaMalloc((void **)&dW, sizeof(float) * (size_t)(n * k + 1)));
-    CU(cudaMalloc((void **)&db, sizeof(float) * (size_t)n));
-    CU(cudaMalloc((void **)&dws, sizeof ws));
-    CU(cudaMemcpy(db, b, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice));
+    MG_TEST_CUDA(cudaMalloc((void **)&dW, sizeof(float) * (size_t)(n * k + 1)));
+    MG_TEST_CUDA(cudaMalloc((void **)&db, sizeof(float) * (size_t)n));
+    MG_TEST_CUDA(cudaMalloc((void **)&dws, sizeof ws));
+    MG_TEST_CUDA(cudaMemcpy(db, b, sizeof(float) * (size_t)n, cudaMemcpyHostToDevice));
     const float wmax = (float)999 * 1e-3f;
     for (int where = 0; where < 3; where++) {
         for (int64_t i = 0; i < n * k; i++) W[i] = (float)(i % 1000) * 1e-3f;
         if (where == 1) W[0] = NAN;
         if (where == 2) W[n * k - 1] = NAN;
-        CU(cudaMemcpy(dW + 1, W, sizeof(float) * (size_t)(n * k), cudaMemcpyHostToDevice));
-        MG(mg_shortcut_weight_stats(dW + 1, db, n, k, MG_PREC_FP32, dws, NULL));
-        CU(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(dW + 1, W, sizeof(float) * (size_t)(n * k), cudaMemcpyHostToDevice));
+        MG_TEST_OK(mg_shortcut_weight_stats(dW + 1, db, n, k, MG_PREC_FP32, dws, NULL));
+        MG_TEST_CUDA(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
         cr_assert_eq(ws[0], wmax, "max|W| %g", (double)ws[0]);
         cr_assert_eq(ws[1], 3.0f);
         cr_assert_eq(ws[2], where ? 1.0f : 0.0f, "where %d: class %g", where, (double)ws[2]);
         cr_assert_eq(f2u(ws[3]), 0u);
     }
     /* K = 0: W is not read (NULL is fine); b alone decides. */
-    MG(mg_shortcut_weight_stats(NULL, db, n, 0, MG_PREC_FP32, dws, NULL));
-    CU(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
+    MG_TEST_OK(mg_shortcut_weight_stats(NULL, db, n, 0, MG_PREC_FP32, dws, NULL));
+    MG_TEST_CUDA(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
     cr_assert_eq(ws[0], 0.0f);
     cr_assert_eq(ws[1], 3.0f);
     cr_assert_eq(ws[2], 0.0f);
@@ -509,11 +495,11 @@ Test(gpu_shortcut, weight_stats_edges) {
     cr_assert_eq(mg_shortcut_gather(dW, -1, MG_PREC_FP32, NULL, 1, NULL, NULL), MG_ERR_SHAPE);
     cr_assert_eq(mg_shortcut_scatter(NULL, MG_PREC_FP32, NULL, 0, NULL, NULL), MG_OK);   /* count 0: nothing */
     int *dcount;
-    CU(cudaMalloc((void **)&dcount, sizeof(int)));
-    CU(cudaMemset(dcount, 0x7f, sizeof(int)));
-    MG(mg_shortcut_classify(NULL, 0, 0, MG_PREC_FP32, dws, NULL, NULL, dcount, NULL));   /* M = 0: count 0 */
+    MG_TEST_CUDA(cudaMalloc((void **)&dcount, sizeof(int)));
+    MG_TEST_CUDA(cudaMemset(dcount, 0x7f, sizeof(int)));
+    MG_TEST_OK(mg_shortcut_classify(NULL, 0, 0, MG_PREC_FP32, dws, NULL, NULL, dcount, NULL));   /* M = 0: count 0 */
     int count = -1;
-    CU(cudaMemcpy(&count, dcount, sizeof count, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(&count, dcount, sizeof count, cudaMemcpyDeviceToHost));
     cr_assert_eq(count, 0);
     cudaFree(dW); cudaFree(db); cudaFree(dws); cudaFree(dcount);
     free(W);
@@ -539,7 +525,7 @@ static void put_elems(void *d, size_t idx, size_t count, mg_precision prec, floa
         if (prec == MG_PREC_BF16) ((uint16_t *)h)[i] = mg_f32_to_bf16(v);
         else ((float *)h)[i] = v;
     }
-    CU(cudaMemcpy((char *)d + es * idx, h, es * count, cudaMemcpyHostToDevice));
+    MG_TEST_CUDA(cudaMemcpy((char *)d + es * idx, h, es * count, cudaMemcpyHostToDevice));
     free(h);
 }
 static int64_t pick(uint64_t salt, int64_t n) { return (int64_t)(mg_splitmix64(salt) % (uint64_t)n); }
@@ -662,45 +648,45 @@ static int run_plan_case(int64_t m, int64_t n, int64_t k, mg_precision prec, int
     cr_assert_eq(st, MG_OK, "mg_plan_create: %s (%s)", mg_strerror(st), mg_last_error());
 
     plan_case c = {m, n, k, prec, prec == MG_PREC_BF16 ? 2 : 4, NULL, NULL, NULL, NULL};
-    CU(cudaMalloc(&c.x, c.es * (size_t)(m * k + 1)));
-    CU(cudaMalloc(&c.W, c.es * (size_t)(n * k + 1)));
-    CU(cudaMalloc(&c.b, c.es * (size_t)n));
+    MG_TEST_CUDA(cudaMalloc(&c.x, c.es * (size_t)(m * k + 1)));
+    MG_TEST_CUDA(cudaMalloc(&c.W, c.es * (size_t)(n * k + 1)));
+    MG_TEST_CUDA(cudaMalloc(&c.b, c.es * (size_t)n));
     void *d_on, *d_off;
-    CU(cudaMalloc(&d_on, c.es * (size_t)m));
-    CU(cudaMalloc(&d_off, c.es * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc(&d_on, c.es * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc(&d_off, c.es * (size_t)m));
     c.expect = malloc((size_t)m);
     cr_assert_not_null(c.expect);
-    MG(mg_fill_seedlike(c.x, c.W, c.b, m, n, k, prec, seed, NULL));
-    CU(cudaDeviceSynchronize());
+    MG_TEST_OK(mg_fill_seedlike(c.x, c.W, c.b, m, n, k, prec, seed, NULL));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
     if (!cases[ci].fn(&c, seed * 1315423911u + (uint64_t)ci)) {
         cudaFree(c.x); cudaFree(c.W); cudaFree(c.b); cudaFree(d_on); cudaFree(d_off); free(c.expect);
         mg_plan_destroy(plan);
         return 0;
     }
     /* Finite sentinel (0x3c3c...: ~0.0115 / bf16 0.0115): a row the short-circuit forgets to write shows up. */
-    CU(cudaMemset(d_on, 0x3c, c.es * (size_t)m));
-    CU(cudaMemset(d_off, 0x3c, c.es * (size_t)m));
-    MG(mg_set_weights(plan, c.W, c.b, NULL));
+    MG_TEST_CUDA(cudaMemset(d_on, 0x3c, c.es * (size_t)m));
+    MG_TEST_CUDA(cudaMemset(d_off, 0x3c, c.es * (size_t)m));
+    MG_TEST_OK(mg_set_weights(plan, c.W, c.b, NULL));
     /* The full computation first, then the short-circuit in every mode on the same plan (graph: the conditional
      * body runs whenever the case leaves rows to compute; a row it forgot would keep the sentinel). */
-    MG(mg_plan_set_shortcut(plan, 0));
-    MG(mg_forward(plan, c.x, d_off, NULL));
-    CU(cudaDeviceSynchronize());
+    MG_TEST_OK(mg_plan_set_shortcut(plan, 0));
+    MG_TEST_OK(mg_forward(plan, c.x, d_off, NULL));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
     void *on = malloc(c.es * (size_t)m), *off = malloc(c.es * (size_t)m);
     cr_assert(on && off);
-    CU(cudaMemcpy(off, d_off, c.es * (size_t)m, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(off, d_off, c.es * (size_t)m, cudaMemcpyDeviceToHost));
     const char *kname = mg_plan_kernel_name(plan);
-    MG(mg_plan_set_shortcut(plan, 1));
+    MG_TEST_OK(mg_plan_set_shortcut(plan, 1));
     for (int mode = 0; mode < MG_SHORTCUT_MODE_COUNT; mode++) {
-        CU(cudaMemset(d_on, 0x3c, c.es * (size_t)m));
-        MG(mg_plan_set_shortcut_mode(plan, mode));
-        MG(mg_forward(plan, c.x, d_on, NULL));
-        CU(cudaDeviceSynchronize());
+        MG_TEST_CUDA(cudaMemset(d_on, 0x3c, c.es * (size_t)m));
+        MG_TEST_OK(mg_plan_set_shortcut_mode(plan, mode));
+        MG_TEST_OK(mg_forward(plan, c.x, d_on, NULL));
+        MG_TEST_CUDA(cudaDeviceSynchronize());
         cr_expect_eq(mg_plan_shortcut_mode_used(plan), mode, "%s kernel %s %lldx%lldx%lld case %s: mode %s ran as %s "
                      "(graph fallback: '%s')", mg_precision_name(prec), kname, (long long)m, (long long)n,
                      (long long)k, cases[ci].name, mg_shortcut_mode_name(mode),
                      mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan)), mg_plan_shortcut_fallback(plan));
-        CU(cudaMemcpy(on, d_on, c.es * (size_t)m, cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(on, d_on, c.es * (size_t)m, cudaMemcpyDeviceToHost));
         int64_t first = -1;
         const size_t diff = count_diff(on, off, m, prec, &first);
         cr_expect_eq(diff, 0, "%s kernel %s %lldx%lldx%lld case %s mode %s: %zu rows differ from the full computation; "
@@ -734,19 +720,19 @@ static void run_shape(int64_t m, int64_t n, int64_t k, int only_cases) {
                  (long long)n, (long long)k);
 }
 
-Test(gpu_shortcut, plan_1x1x1, .timeout = 300) { NEED_GPU(); run_shape(1, 1, 1, 0); }
-Test(gpu_shortcut, plan_17x33x65, .timeout = 300) { NEED_GPU(); run_shape(17, 33, 65, 0); }
-Test(gpu_shortcut, plan_127x257x129, .timeout = 300) { NEED_GPU(); run_shape(127, 257, 129, 0); }
+Test(gpu_shortcut, plan_1x1x1, .timeout = 300) { MG_TEST_NEED_GPU(); run_shape(1, 1, 1, 0); }
+Test(gpu_shortcut, plan_17x33x65, .timeout = 300) { MG_TEST_NEED_GPU(); run_shape(17, 33, 65, 0); }
+Test(gpu_shortcut, plan_127x257x129, .timeout = 300) { MG_TEST_NEED_GPU(); run_shape(127, 257, 129, 0); }
 /* K = 0 (y = b): skipped per plan where a kernel does not support it; the b cases apply. */
 Test(gpu_shortcut, plan_k0, .timeout = 300) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     const int kernels[2] = {MG_KERNEL_AUTO, 0};
     for (int p = 0; p < MG_PREC_COUNT; p++)
         for (int kk = 0; kk < 2; kk++)
             for (int ci = 0; ci < NCASES; ci++) run_plan_case(9, 5, 0, (mg_precision)p, kernels[kk], ci, 3 + (uint64_t)ci);
 }
 /* The headline: seed-like and one case with NaN / inf rows (the first two cases). */
-Test(gpu_shortcut, plan_headline, .timeout = 600) { NEED_GPU(); run_shape(1024, 8192, 8192, 2); }
+Test(gpu_shortcut, plan_headline, .timeout = 600) { MG_TEST_NEED_GPU(); run_shape(1024, 8192, 8192, 2); }
 
 /* ================================================================================================================
  * The short-circuit's modes: parsing (CPU), the graph cache, a caller that captures its own stream (GPU)
@@ -779,21 +765,21 @@ static void graph_cache_run(int kernel) {
     cr_assert_eq(st, MG_OK, "mg_plan_create: %s (%s)", mg_strerror(st), mg_last_error());
     enum { NX = 4, NO = 3 };
     float *x[NX], *out[NO], *ref, *W, *W2, *b;
-    for (int i = 0; i < NX; i++) CU(cudaMalloc((void **)&x[i], sizeof(float) * (size_t)(m * k)));
-    for (int i = 0; i < NO; i++) CU(cudaMalloc((void **)&out[i], sizeof(float) * (size_t)m));
-    CU(cudaMalloc((void **)&ref, sizeof(float) * (size_t)m));
-    CU(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
-    CU(cudaMalloc((void **)&W2, sizeof(float) * (size_t)(n * k)));
-    CU(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
-    for (int i = 0; i < NX; i++) MG(mg_fill_seedlike(x[i], i ? W2 : W, b, m, n, k, MG_PREC_FP32, 50 + (uint64_t)i, NULL));
-    CU(cudaDeviceSynchronize());
+    for (int i = 0; i < NX; i++) MG_TEST_CUDA(cudaMalloc((void **)&x[i], sizeof(float) * (size_t)(m * k)));
+    for (int i = 0; i < NO; i++) MG_TEST_CUDA(cudaMalloc((void **)&out[i], sizeof(float) * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc((void **)&ref, sizeof(float) * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
+    MG_TEST_CUDA(cudaMalloc((void **)&W2, sizeof(float) * (size_t)(n * k)));
+    MG_TEST_CUDA(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
+    for (int i = 0; i < NX; i++) MG_TEST_OK(mg_fill_seedlike(x[i], i ? W2 : W, b, m, n, k, MG_PREC_FP32, 50 + (uint64_t)i, NULL));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
     put_elems(x[1], (size_t)(5 * k), (size_t)k, MG_PREC_FP32, 3e38f);        /* row 5: computed (may overflow) */
     put_elems(x[1], (size_t)(30 * k + 7), 1, MG_PREC_FP32, 3e38f);           /* row 30: computed, finite */
     put_elems(x[2], (size_t)(3 * k + 1), 1, MG_PREC_FP32, NAN);              /* row 3: NaN */
     put_elems(x[3], (size_t)(36 * k), (size_t)k, MG_PREC_FP32, -3e38f);      /* the last row: computed */
     put_elems(W2, 17, 1, MG_PREC_FP32, INFINITY);                            /* W2: weight class 2, all computed */
     cudaStream_t s2;
-    CU(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    MG_TEST_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
     float *h_on = malloc(sizeof(float) * (size_t)m), *h_ref = malloc(sizeof(float) * (size_t)m);
     cr_assert(h_on && h_ref);
     /* (x index, out index, rows, stream 2?, weights: 0 W, 1 W2) */
@@ -805,24 +791,24 @@ static void graph_cache_run(int kernel) {
         const int xi = seq[t][0], oi = seq[t][1], rows = seq[t][2], w = seq[t][4];
         cudaStream_t s = seq[t][3] ? s2 : NULL;
         if (w != weights) {
-            MG(mg_set_weights(plan, w ? W2 : W, b, NULL));
-            CU(cudaDeviceSynchronize());   /* s2 does not wait for the legacy stream */
+            MG_TEST_OK(mg_set_weights(plan, w ? W2 : W, b, NULL));
+            MG_TEST_CUDA(cudaDeviceSynchronize());   /* s2 does not wait for the legacy stream */
             weights = w;
         }
         for (int mode = 0; mode < MG_SHORTCUT_MODE_COUNT; mode++) {
-            MG(mg_plan_set_shortcut(plan, 0));
-            CU(cudaMemsetAsync(ref, 0x3c, sizeof(float) * (size_t)m, s));
-            MG(mg_forward_rows(plan, rows, x[xi], ref, s));
-            MG(mg_plan_set_shortcut(plan, 1));
-            MG(mg_plan_set_shortcut_mode(plan, mode));
-            CU(cudaMemsetAsync(out[oi], 0x3c, sizeof(float) * (size_t)m, s));
-            MG(mg_forward_rows(plan, rows, x[xi], out[oi], s));
-            CU(cudaDeviceSynchronize());
+            MG_TEST_OK(mg_plan_set_shortcut(plan, 0));
+            MG_TEST_CUDA(cudaMemsetAsync(ref, 0x3c, sizeof(float) * (size_t)m, s));
+            MG_TEST_OK(mg_forward_rows(plan, rows, x[xi], ref, s));
+            MG_TEST_OK(mg_plan_set_shortcut(plan, 1));
+            MG_TEST_OK(mg_plan_set_shortcut_mode(plan, mode));
+            MG_TEST_CUDA(cudaMemsetAsync(out[oi], 0x3c, sizeof(float) * (size_t)m, s));
+            MG_TEST_OK(mg_forward_rows(plan, rows, x[xi], out[oi], s));
+            MG_TEST_CUDA(cudaDeviceSynchronize());
             cr_expect_eq(mg_plan_shortcut_mode_used(plan), mode, "kernel %s step %zu: mode %s ran as %s ('%s')",
                          mg_plan_kernel_name(plan), t, mg_shortcut_mode_name(mode),
                          mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan)), mg_plan_shortcut_fallback(plan));
-            CU(cudaMemcpy(h_on, out[oi], sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
-            CU(cudaMemcpy(h_ref, ref, sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
+            MG_TEST_CUDA(cudaMemcpy(h_on, out[oi], sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
+            MG_TEST_CUDA(cudaMemcpy(h_ref, ref, sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
             int64_t first = -1;
             const size_t diff = count_diff(h_on, h_ref, m, MG_PREC_FP32, &first);
             cr_expect_eq(diff, 0, "kernel %s step %zu (x%d out%d rows %d W%d) mode %s: %zu rows differ; row %lld: "
@@ -848,7 +834,7 @@ static void graph_cache_run(int kernel) {
         }
     }
     free(h_on); free(h_ref);
-    CU(cudaStreamDestroy(s2));
+    MG_TEST_CUDA(cudaStreamDestroy(s2));
     for (int i = 0; i < NX; i++) cudaFree(x[i]);
     for (int i = 0; i < NO; i++) cudaFree(out[i]);
     cudaFree(ref); cudaFree(W); cudaFree(W2); cudaFree(b);
@@ -856,7 +842,7 @@ static void graph_cache_run(int kernel) {
 }
 
 Test(gpu_shortcut, modes_graph_cache, .timeout = 300) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     graph_cache_run(MG_KERNEL_AUTO);
     graph_cache_run(0);
 }
@@ -864,49 +850,49 @@ Test(gpu_shortcut, modes_graph_cache, .timeout = 300) {
 /* A caller that captures its own stream: the short-circuit cannot wait on the device inside a capture, so it runs
  * the (capturable) full path; replaying the caller's graph must give the full computation's bits. */
 Test(gpu_shortcut, caller_stream_capture, .timeout = 300) {
-    NEED_GPU();
+    MG_TEST_NEED_GPU();
     const int64_t m = 19, n = 40, k = 72;
     mg_plan_desc d = mg_plan_desc_default();
     d.m = m; d.n = n; d.k = k; d.max_dim = 1; d.precision = MG_PREC_FP32; d.shortcut = 1;
     mg_plan *plan = NULL;
-    MG(mg_plan_create(&plan, &d));
+    MG_TEST_OK(mg_plan_create(&plan, &d));
     float *x, *W, *b, *o1, *o2;
-    CU(cudaMalloc((void **)&x, sizeof(float) * (size_t)(m * k)));
-    CU(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
-    CU(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
-    CU(cudaMalloc((void **)&o1, sizeof(float) * (size_t)m));
-    CU(cudaMalloc((void **)&o2, sizeof(float) * (size_t)m));
-    MG(mg_fill_seedlike(x, W, b, m, n, k, MG_PREC_FP32, 77, NULL));
-    CU(cudaDeviceSynchronize());
+    MG_TEST_CUDA(cudaMalloc((void **)&x, sizeof(float) * (size_t)(m * k)));
+    MG_TEST_CUDA(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
+    MG_TEST_CUDA(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
+    MG_TEST_CUDA(cudaMalloc((void **)&o1, sizeof(float) * (size_t)m));
+    MG_TEST_CUDA(cudaMalloc((void **)&o2, sizeof(float) * (size_t)m));
+    MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, MG_PREC_FP32, 77, NULL));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
     put_elems(x, (size_t)(4 * k), (size_t)k, MG_PREC_FP32, 3e38f);
     put_elems(x, (size_t)(9 * k + 2), 1, MG_PREC_FP32, NAN);
-    MG(mg_set_weights(plan, W, b, NULL));
-    MG(mg_plan_set_shortcut(plan, 0));
-    MG(mg_forward(plan, x, o1, NULL));
-    MG(mg_plan_set_shortcut(plan, 1));
-    CU(cudaMemset(o2, 0x3c, sizeof(float) * (size_t)m));
-    CU(cudaDeviceSynchronize());
+    MG_TEST_OK(mg_set_weights(plan, W, b, NULL));
+    MG_TEST_OK(mg_plan_set_shortcut(plan, 0));
+    MG_TEST_OK(mg_forward(plan, x, o1, NULL));
+    MG_TEST_OK(mg_plan_set_shortcut(plan, 1));
+    MG_TEST_CUDA(cudaMemset(o2, 0x3c, sizeof(float) * (size_t)m));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
     cudaStream_t s;
-    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    MG_TEST_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     cudaGraph_t g = NULL;
     cudaGraphExec_t ge = NULL;
-    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    MG_TEST_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     const mg_status fst = mg_forward(plan, x, o2, s);
-    CU(cudaStreamEndCapture(s, &g));
+    MG_TEST_CUDA(cudaStreamEndCapture(s, &g));
     cr_assert_eq(fst, MG_OK, "mg_forward under capture: %s (%s)", mg_strerror(fst), mg_last_error());
     cr_assert_eq(mg_plan_shortcut_mode_used(plan), -1, "under capture the full path must run");
-    CU(cudaGraphInstantiate(&ge, g, 0));
-    CU(cudaGraphLaunch(ge, s));
-    CU(cudaStreamSynchronize(s));
+    MG_TEST_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    MG_TEST_CUDA(cudaGraphLaunch(ge, s));
+    MG_TEST_CUDA(cudaStreamSynchronize(s));
     float h1[19], h2[19];
-    CU(cudaMemcpy(h1, o1, sizeof h1, cudaMemcpyDeviceToHost));
-    CU(cudaMemcpy(h2, o2, sizeof h2, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(h1, o1, sizeof h1, cudaMemcpyDeviceToHost));
+    MG_TEST_CUDA(cudaMemcpy(h2, o2, sizeof h2, cudaMemcpyDeviceToHost));
     int64_t first = -1;
     cr_expect_eq(count_diff(h2, h1, m, MG_PREC_FP32, &first), 0, "row %lld differs", (long long)first);
     cr_expect(isnan(h2[9]), "row 9 (NaN in x) must be NaN");
     cudaGraphExecDestroy(ge);
     cudaGraphDestroy(g);
-    CU(cudaStreamDestroy(s));
+    MG_TEST_CUDA(cudaStreamDestroy(s));
     cudaFree(x); cudaFree(W); cudaFree(b); cudaFree(o1); cudaFree(o2);
     mg_plan_destroy(plan);
 }
