@@ -25,6 +25,7 @@
 #include "matrix.h"
 #include "maxgemm.h"
 #include "mg_kernel.h"
+#include "shortcut.h"
 #include "timing.h"
 
 #include <cublas_v2.h>
@@ -51,17 +52,18 @@ _Static_assert((int)MGM_FP32 == (int)MG_PREC_FP32 && (int)MGM_TF32 == (int)MG_PR
 typedef struct opts {
     const char *matrix, *csv;
     int only_kernel;   /* -1: all */
-    int quick, list;
+    int quick, list, no_flush;
 } opts;
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--list]\n"
+            "usage: maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--no-flush] [--list]\n"
             "       maxgemm_bench --ncu-regex N\n"
             "  --matrix FILE       the matrix (default bench/matrix.txt; its grammar is at its top)\n"
             "  --csv FILE          where the results go (default bench/results/latest.csv)\n"
             "  --only-kernel N     only that kernel's rows (kernel 0 stays: it is every row's baseline)\n"
             "  --quick             the matrix's quick_samples per row instead of samples, one warm-up\n"
+            "  --no-flush          keep the L2 warm between samples (default: flushed before every sample)\n"
             "  --list              print the rows and what would be skipped; runs nothing (no GPU needed)\n");
 }
 
@@ -584,6 +586,8 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     fwd_ctx c = {plan, in->x, in->out, e->stream};
     s = settle(fwd_fn, &c, e->stream);
     if (s == MG_OK) s = time_it(e, fwd_fn, &c, warmup, samples, r);
+    /* which short-circuit mode the timed calls ran (MG_SHORTCUT_MODE; a graph mode may have fallen back) */
+    const char *sc_mode = mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan));
     mg_plan_destroy(plan);
     if (s != MG_OK) return res_set(r, ST_ERROR, "timing: %s: %s", mg_strerror(s), mg_last_error());
 
@@ -603,7 +607,8 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     if (!cr.pass)
         return res_set(r, ST_FAIL, "%zu of %zu outside atol=rtol=%g (%zu NaN mismatches); first at %zu", cr.fails, cr.n,
                        tol, cr.nan_mismatch, cr.first_bad);
-    return res_set(r, ST_OK, "%s", row->shortcut ? "short-circuit on: no GEMM for certified rows" : "");
+    if (row->shortcut) return res_set(r, ST_OK, "short-circuit on (%s mode): no GEMM for certified rows", sc_mode);
+    return res_set(r, ST_OK, "%s", "");
 }
 
 /* ------------------------------------------------------------------------------------------ main */
@@ -627,6 +632,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
             o->only_kernel = id;
         } else if (!strcmp(a, "--quick")) o->quick = 1;
         else if (!strcmp(a, "--list")) o->list = 1;
+        else if (!strcmp(a, "--no-flush")) o->no_flush = 1;
         else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
         else {
             fprintf(stderr, "maxgemm_bench: unknown or incomplete option '%s'\n", a);
@@ -740,7 +746,7 @@ int main(int argc, char **argv) {
     csv_clean(e.driver);
 
     if (cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) != cudaSuccess ||
-        mg_timer_create(&e.timer, 1, e.stream) != MG_OK) {
+        mg_timer_create(&e.timer, !o.no_flush, e.stream) != MG_OK) {
         fprintf(stderr, "maxgemm_bench: cannot create the stream or the timer: %s\n", mg_last_error());
         return 1;
     }
@@ -752,9 +758,9 @@ int main(int argc, char **argv) {
     fputs(CSV_HEADER, csv);
     fflush(csv);
     fprintf(stderr, "maxgemm_bench: %s (sm_%d, %d SMs, L2 %d MiB, max SM clock %d MHz), driver %s, CUDA %s, cuBLAS %s, "
-                    "commit %s; %d rows, %d samples, %d warm-up, L2 flushed before every sample\n",
+                    "commit %s; %d rows, %d samples, %d warm-up, %s\n",
             e.gpu, e.sm, e.num_sms, prop.l2CacheSize >> 20, e.max_clock_mhz, e.driver, e.cuda, e.cublas, e.commit, nrows,
-            samples, warmup);
+            samples, warmup, o.no_flush ? "L2 NOT flushed (warm)" : "L2 flushed before every sample");
 
     inputs in;
     memset(&in, 0, sizeof in);

@@ -30,8 +30,9 @@
  *   if no block flagged anything, writes *d_count = 0 (the common case: no second kernel, no memset); otherwise it
  *   compacts the flags in place into the ascending row list d_rows[0..count) and writes *d_count. Either way it
  *   resets the ticket and, when asked (mg_shortcut_classify_signal), reports the count without a host copy:
- *   cudaGraphSetConditional(handle, count > 0) for the IF node of mg_forward's graph, or the count and a sequence
- *   number into mapped pinned host memory for the polling host. The whole tail is one out-of-line call
+ *   cudaGraphSetConditional(handle, count > 0) for the IF node of mg_forward's graph, a device-side tail launch of
+ *   the plan's rare-case graph when count > 0 (tail mode), or the count and a sequence number into mapped pinned
+ *   host memory for the polling host. The whole tail is one out-of-line call
  *   (last_block_tail) so the hot path keeps 32 registers and no spills. The memory ordering follows cooperative groups' grid barrier: __syncthreads, then thread 0
  *   fences and does the atomic; the last block's thread 0 fences again before the block reads others' flags (with
  *   ld.cg, L2, never a stale L1 line).
@@ -197,13 +198,24 @@ __device__ __noinline__ int compact_flags(int *rows, int m, int *count) {
  *   graph mode: cudaGraphSetConditional(cond, count > 0) opens the IF node that follows classify in the plan's
  *               graph (the node's default is 0 at every launch; setting it explicitly either way keeps this
  *               independent of that default). One call per launch: no racing calls, as the API requires.
+ *   tail mode:  when count > 0, a device-side tail launch of the plan's device graph (the full path and the
+ *               scatter); nothing at all when count == 0, the common case: classify is the whole forward.
  *   poll mode:  the count, a system-scope fence, then the sequence number, into mapped pinned host memory; the
  *               host spins on the sequence word, so once it sees this launch's number the count beside it is
  *               this launch's too.
  * Out of line (like compact_flags) so the hot path's register budget does not pay for it. */
-__device__ __forceinline__ void signal_count(cudaGraphConditionalHandle cond, int has_cond, unsigned *host_word,
-                                          unsigned seq, int cnt) {
+__device__ __forceinline__ void signal_count(cudaGraphConditionalHandle cond, int has_cond,
+                                             unsigned long long tail_graph, unsigned *host_word, unsigned seq, int cnt) {
     if (has_cond) cudaGraphSetConditional(cond, cnt > 0 ? 1u : 0u);
+    if (tail_graph && cnt > 0) {
+        /* Tail launch: the graph runs once this grid (and the host graph it belongs to) has finished, and work
+         * behind that host graph in the caller's stream waits for it. The library uploads the graph before it
+         * captures this launch, and launches at most one instance per classify, so the only failures are misuse
+         * (classify not inside a graph) or a device out of launch slots: both must be loud, never a row left
+         * unwritten, so the launch error traps (the stream then reports cudaErrorLaunchFailure). */
+        if (cudaGraphLaunch(reinterpret_cast<cudaGraphExec_t>(tail_graph), cudaStreamGraphTailLaunch) != cudaSuccess)
+            __trap();
+    }
     if (host_word) {
         volatile unsigned *hw = host_word;
         hw[0] = (unsigned)cnt;
@@ -222,7 +234,8 @@ __device__ __noinline__ void last_block_tail(bool any, int *rows, int m, int *co
     else if (threadIdx.x == 0) *count = 0;           /* the common case: nothing to compute */
     if (threadIdx.x == 0) {
         atomicExch(ticket, 0u);                      /* zero for the next launch */
-        if (sig->has_cond || sig->host_word) signal_count(sig->cond, sig->has_cond, sig->host_word, sig->seq, cnt);
+        if (sig->has_cond || sig->tail_graph || sig->host_word)
+            signal_count(sig->cond, sig->has_cond, sig->tail_graph, sig->host_word, sig->seq, cnt);
     }
 }
 
@@ -455,7 +468,7 @@ extern "C" mg_status mg_shortcut_classify_signal(const void *x, int64_t m, int64
         return mg_set_error(MG_ERR_INVALID_ARG, "shortcut classify: the host signal words must be 8-byte aligned");
     cudaStream_t st = static_cast<cudaStream_t>(stream);
     if (m == 0) {   /* no rows, no kernel: the count is zero */
-        if (sig.has_cond || sig.host_word)   /* nothing would signal: the library never asks for this */
+        if (sig.has_cond || sig.tail_graph || sig.host_word)   /* nothing would signal: the library never asks */
             return mg_set_error(MG_ERR_SHAPE, "shortcut classify: M = 0 with a completion signal");
         MG_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(int), st));
         return MG_OK;

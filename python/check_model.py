@@ -28,6 +28,7 @@ import json
 import math
 import os
 import statistics
+import time
 import sys
 
 import torch
@@ -174,7 +175,8 @@ def api_checks(M, K, N, dev, news, rows):
 
 
 def bench(what, dname, fn, reps, warmup):
-    row = {"what": what, "dtype": dname, "ms": None, "min_ms": None, "loop_ms": None, "reps": reps, "error": None}
+    row = {"what": what, "dtype": dname, "ms": None, "min_ms": None, "loop_ms": None, "host_us": None, "reps": reps,
+           "error": None}
     try:
         for _ in range(warmup):  # the first call also compiles (torch.compile) or creates the plan (ModelNew)
             fn()
@@ -190,16 +192,22 @@ def bench(what, dname, fn, reps, warmup):
         row["ms"], row["min_ms"] = statistics.median(times), min(times)
         # Back-to-back calls between one pair of events: the per-call time once launches queue up, which is what a
         # model calling forward in a loop sees (single-call times above include the host's own per-call overhead).
+        # The host's own time per call (perf_counter around the same loop, before the final wait): when it is above
+        # the loop's GPU time per call, the loop is host-bound, and the single-call time is mostly host time too.
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
+        t0 = time.perf_counter()
         for _ in range(reps):
             fn()
+        t1 = time.perf_counter()
         b.record()
         b.synchronize()
         row["loop_ms"] = a.elapsed_time(b) / reps
+        row["host_us"] = (t1 - t0) * 1e6 / reps
     except Exception as e:
         row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    print(f"  {what:34s} {dname}  {fmt(row['ms'])} ms (in a loop: {fmt(row['loop_ms'])} ms/call)"
+    print(f"  {what:34s} {dname}  {fmt(row['ms'])} ms (in a loop: {fmt(row['loop_ms'])} ms/call, host "
+          f"{fmt(row['host_us'])} us/call)"
           f"{'  ' + row['error'] if row['error'] else ''}", flush=True)
     return row
 

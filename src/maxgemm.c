@@ -8,8 +8,8 @@
  * on the caller's stream, or, for max_dim 1 with the short-circuit on, the exact certificate (shortcut.h):
  * one pass over x decides every row; if any row is left undecided, the full path runs on all rows into a scratch
  * output and those rows are copied out. Whether that rare case happens is known only on the device; by default
- * a cached CUDA graph with a conditional node (classify -> IF count > 0 { full path, scatter }) keeps the host out
- * of it (run_shortcut; the other modes are in shortcut.h).
+ * cached CUDA graphs keep the host out of it (run_shortcut; the modes are in shortcut.h): classify alone in a host
+ * graph that tail-launches a device graph (full path, scatter) only when count > 0, or classify -> IF count > 0.
  */
 #include "maxgemm.h"
 #include "mg_kernel.h"
@@ -108,7 +108,15 @@ struct mg_plan {
     void *gout;
     int gm;
     int graph_failed;             /* capture or instantiation failed: POLL until the weights or the mode change */
-    char graph_why[512];
+    char graph_why[1024];         /* why GRAPH (or TAIL, then GRAPH) fell back to POLL */
+    char tail_why[512];           /* why TAIL fell back */
+    /* tail mode: a host graph holding classify alone, and the device graph it tail-launches, for (tx, tout, tm) */
+    cudaGraph_t tgraph, tdgraph;
+    cudaGraphExec_t tgexec, tdgexec;
+    const void *tx;
+    void *tout;
+    int tm;
+    int tail_failed;              /* building them failed: GRAPH (then POLL) until the weights or the mode change */
 };
 
 /* cuBLAS workspace of the plan's cuBLAS kernels (max_dim 1 plans): a conditional graph body may not hold the memory
@@ -228,7 +236,8 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
         const char *env = getenv("MG_SHORTCUT_MODE");
         pl->sc_mode = mg_shortcut_mode_parse(env);
         if (pl->sc_mode < 0) {
-            st = mg_set_error(MG_ERR_INVALID_ARG, "MG_SHORTCUT_MODE='%s' is not a mode (graph, poll or sync)", env);
+            st = mg_set_error(MG_ERR_INVALID_ARG, "MG_SHORTCUT_MODE='%s' is not a mode (graph, poll, sync or tail)",
+                              env);
             goto fail;
         }
         CUDA_OR(st, cudaMalloc((void **)&pl->wstats, MG_WSTATS_FLOATS * sizeof(float)));
@@ -253,13 +262,26 @@ fail:
     return st;
 }
 
+/* Drops tail mode's two graphs. The host graph's classify holds the device graph's handle: both go together. */
+static void tail_reset(mg_plan *pl) {
+    if (pl->tgexec) cudaGraphExecDestroy(pl->tgexec);
+    if (pl->tgraph) cudaGraphDestroy(pl->tgraph);
+    if (pl->tdgexec) cudaGraphExecDestroy(pl->tdgexec);
+    if (pl->tdgraph) cudaGraphDestroy(pl->tdgraph);
+    pl->tgexec = pl->tdgexec = NULL;
+    pl->tgraph = pl->tdgraph = NULL;
+    pl->tx = NULL;
+    pl->tout = NULL;
+    pl->tm = 0;
+}
+
 static void release_prep(mg_plan *pl) {
     if (pl->prepared && pl->kernel && pl->kernel->ops->release) pl->kernel->ops->release(&pl->prep);
     memset(&pl->prep, 0, sizeof pl->prep);
     pl->prepared = 0;
 }
 
-/* Drops the cached graph (its kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
+/* Drops the cached graphs (their kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
 static void graph_reset(mg_plan *pl) {
     if (pl->gexec) cudaGraphExecDestroy(pl->gexec);
     if (pl->graph) cudaGraphDestroy(pl->graph);
@@ -268,6 +290,7 @@ static void graph_reset(mg_plan *pl) {
     pl->gx = NULL;
     pl->gout = NULL;
     pl->gm = 0;
+    tail_reset(pl);
 }
 
 void mg_plan_destroy(mg_plan *pl) {
@@ -305,7 +328,8 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
     /* The graph was captured with the old weights' pointers and prepared state: capture again on next use. */
     graph_reset(pl);
     pl->graph_failed = 0;
-    pl->graph_why[0] = '\0';
+    pl->tail_failed = 0;
+    pl->graph_why[0] = pl->tail_why[0] = '\0';
     release_prep(pl);
     mg_status st;
     if (pl->kernel->ops->prepare) {
@@ -358,9 +382,11 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
  * count (shortcut.h). */
 
 int mg_shortcut_mode_parse(const char *s) {
-    if (!s || !*s || strcmp(s, "graph") == 0) return MG_SHORTCUT_GRAPH;
+    if (!s || !*s) return MG_SHORTCUT_DEFAULT;
+    if (strcmp(s, "graph") == 0) return MG_SHORTCUT_GRAPH;
     if (strcmp(s, "poll") == 0) return MG_SHORTCUT_POLL;
     if (strcmp(s, "sync") == 0) return MG_SHORTCUT_SYNC;
+    if (strcmp(s, "tail") == 0) return MG_SHORTCUT_TAIL;
     return -1;
 }
 
@@ -369,6 +395,7 @@ const char *mg_shortcut_mode_name(int mode) {
     case MG_SHORTCUT_GRAPH: return "graph";
     case MG_SHORTCUT_POLL: return "poll";
     case MG_SHORTCUT_SYNC: return "sync";
+    case MG_SHORTCUT_TAIL: return "tail";
     default: return "none";
     }
 }
@@ -376,15 +403,19 @@ const char *mg_shortcut_mode_name(int mode) {
 mg_status mg_plan_set_shortcut_mode(mg_plan *pl, int mode) {
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
     if (mode < 0 || mode >= MG_SHORTCUT_MODE_COUNT)
-        return mg_set_error(MG_ERR_INVALID_ARG, "short-circuit mode %d (0 graph, 1 poll, 2 sync)", mode);
+        return mg_set_error(MG_ERR_INVALID_ARG, "short-circuit mode %d (0 graph, 1 poll, 2 sync, 3 tail)", mode);
     pl->sc_mode = mode;
-    pl->graph_failed = 0;   /* asking for graph mode again retries the capture */
-    pl->graph_why[0] = '\0';
+    pl->graph_failed = 0;   /* asking for a graph mode again retries the capture */
+    pl->tail_failed = 0;
+    pl->graph_why[0] = pl->tail_why[0] = '\0';
     return MG_OK;
 }
 int mg_plan_shortcut_mode(const mg_plan *pl) { return pl ? pl->sc_mode : -1; }
 int mg_plan_shortcut_mode_used(const mg_plan *pl) { return pl ? pl->sc_used : -1; }
-const char *mg_plan_shortcut_fallback(const mg_plan *pl) { return pl ? pl->graph_why : ""; }
+const char *mg_plan_shortcut_fallback(const mg_plan *pl) {
+    if (!pl) return "";
+    return pl->sc_used == MG_SHORTCUT_GRAPH ? pl->tail_why : pl->graph_why;
+}
 
 /* The rare case, enqueued on stream: the full path on all p->m rows into outg, then the listed rows into out. */
 static mg_status run_rare(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
@@ -470,6 +501,67 @@ fail:
     return st;
 }
 
+/* Makes pl->tgexec the tail-mode graphs for (x, out, p->m), building them if the cached ones are for other arguments:
+ *   1. the device graph: run_rare captured on the private stream, instantiated with
+ *      cudaGraphInstantiateFlagDeviceLaunch and uploaded (a device launch needs it resident; the upload is waited
+ *      for here, once per key);
+ *   2. the host graph: classify alone, captured with the device graph's handle in its signal: its last block
+ *      tail-launches the device graph only when some row is left to compute.
+ * A device graph may hold only kernel, memcpy and memset nodes (no conditional, event or allocation nodes): if the
+ * plan's full path holds anything else, instantiation fails and run_shortcut falls back to GRAPH. */
+static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
+    if (pl->tgexec && pl->tx == x && pl->tout == out && pl->tm == p->m) return MG_OK;
+    tail_reset(pl);
+    mg_status st = MG_OK;
+    cudaGraph_t gd = NULL, gh = NULL;
+    cudaGraphExec_t ged = NULL, geh = NULL;
+    int capturing = 0;
+    cudaStream_t cs = NULL;
+    if (!pl->cap_stream) GRAPH_TRY(cudaStreamCreateWithFlags(&pl->cap_stream, cudaStreamNonBlocking));
+    cs = pl->cap_stream;
+
+    GRAPH_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed));
+    capturing = 1;
+    if ((st = run_rare(pl, p, x, out, cs)) != MG_OK) goto fail;
+    capturing = 0;
+    GRAPH_TRY(cudaStreamEndCapture(cs, &gd));
+    GRAPH_TRY(cudaGraphInstantiateWithFlags(&ged, gd, cudaGraphInstantiateFlagDeviceLaunch));
+    GRAPH_TRY(cudaGraphUpload(ged, cs));
+    GRAPH_TRY(cudaStreamSynchronize(cs));
+
+    GRAPH_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed));
+    capturing = 1;
+    mg_shortcut_signal sig;
+    memset(&sig, 0, sizeof sig);
+    sig.tail_graph = (unsigned long long)(uintptr_t)ged;
+    st = mg_shortcut_classify_signal(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, &sig, cs);
+    if (st != MG_OK) goto fail;
+    capturing = 0;
+    GRAPH_TRY(cudaStreamEndCapture(cs, &gh));
+    GRAPH_TRY(cudaGraphInstantiate(&geh, gh, 0));
+
+    pl->tdgraph = gd;
+    pl->tdgexec = ged;
+    pl->tgraph = gh;
+    pl->tgexec = geh;
+    pl->tx = x;
+    pl->tout = out;
+    pl->tm = p->m;
+    return MG_OK;
+fail:
+    if (capturing) {
+        cudaGraph_t ended = NULL;
+        cudaStreamEndCapture(cs, &ended);
+        if (ended) cudaGraphDestroy(ended);
+    }
+    cudaGetLastError();
+    if (geh) cudaGraphExecDestroy(geh);
+    if (gh) cudaGraphDestroy(gh);
+    if (ged) cudaGraphExecDestroy(ged);
+    if (gd) cudaGraphDestroy(gd);
+    return st;
+}
+
 /* Poll mode's wait: the sequence word of this launch, spinning up to MG_POLL_SPIN_NS, then a stream sync. */
 static mg_status poll_count(mg_plan *pl, unsigned seq, void *stream, int *cnt) {
     struct timespec t0, t;
@@ -505,6 +597,20 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
     }
     mg_status st;
     int mode = pl->sc_mode;
+    if (mode == MG_SHORTCUT_TAIL) {
+        if (!pl->tail_failed) {
+            pl->tail_why[0] = '\0';
+            st = tail_build(pl, p, x, out);
+            if (st == MG_OK) {
+                MG_CUDA_TRY(cudaGraphLaunch(pl->tgexec, (cudaStream_t)stream));
+                pl->sc_used = MG_SHORTCUT_TAIL;
+                return MG_OK;
+            }
+            if (st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY) pl->tail_failed = 1;
+            snprintf(pl->tail_why, sizeof pl->tail_why, "tail: %s", mg_last_error());
+        }
+        mode = MG_SHORTCUT_GRAPH;
+    }
     if (mode == MG_SHORTCUT_GRAPH) {
         if (!pl->graph_failed) {
             st = graph_build(pl, p, x, out);
@@ -516,7 +622,9 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
             /* CUDA / cuBLAS failures (capture, instantiation) would recur: do not pay for them on every call.
              * Argument checks of this call's x or out (MG_ERR_UNSUPPORTED, ...) fall back for this call only. */
             if (st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY) pl->graph_failed = 1;
-            snprintf(pl->graph_why, sizeof pl->graph_why, "%s", mg_last_error());
+            /* keeps tail mode's reason, when it fell back from there, in front */
+            snprintf(pl->graph_why, sizeof pl->graph_why, "%s%sgraph: %s", pl->tail_why, *pl->tail_why ? "; " : "",
+                     mg_last_error());
         }
         mode = MG_SHORTCUT_POLL;
     }

@@ -34,10 +34,15 @@ mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, mg_precision
 /* How the last block of classify reports the count beyond *d_count (mg_shortcut_classify_signal):
  *   has_cond:  cudaGraphSetConditional(cond, count > 0)  -- cond is a cudaGraphConditionalHandle of the graph the
  *              launch was captured into (graph mode of mg_forward);
+ *   tail_graph: a cudaGraphExec_t instantiated with cudaGraphInstantiateFlagDeviceLaunch and uploaded; when
+ *              count > 0 the last block tail-launches it (cudaStreamGraphTailLaunch): it runs after classify, before
+ *              anything behind classify's graph in the stream. Classify must itself run inside a graph (a device
+ *              graph can only be launched from one); a failed device launch traps (tail mode of mg_forward);
  *   host_word: a DEVICE pointer (cudaHostGetDevicePointer) to 2 words of mapped pinned host memory, 8-byte aligned:
  *              [0] = count, then a system-scope fence, then [1] = seq  -- the host spins on [1] (poll mode). */
 typedef struct mg_shortcut_signal {
     unsigned long long cond;   /* cudaGraphConditionalHandle */
+    unsigned long long tail_graph;   /* cudaGraphExec_t, 0: none */
     int has_cond;
     unsigned seq;
     unsigned *host_word;       /* NULL: none */
@@ -57,10 +62,17 @@ mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision prec, const in
  *   POLL   classify writes the count and a sequence number into mapped pinned host memory; the host spins on it
  *          (bounded, then a stream sync); no copy node, no stream sync in the common case.
  *   SYNC   cudaMemcpyAsync of the count + cudaStreamSynchronize (the original path, kept for comparison).
- * Default GRAPH; the environment variable MG_SHORTCUT_MODE=graph|poll|sync, read at mg_plan_create, overrides it.
- * In every mode the rare case runs the plan's full path on ALL m rows, so every row is bit-identical to it. */
-enum { MG_SHORTCUT_GRAPH = 0, MG_SHORTCUT_POLL = 1, MG_SHORTCUT_SYNC = 2, MG_SHORTCUT_MODE_COUNT = 3 };
-/* "graph", "poll", "sync" -> the mode; NULL or "" -> MG_SHORTCUT_GRAPH; anything else -> -1. */
+ *   TAIL   two cached graphs per (x, out, m): a host graph holding only classify, and a device-launchable graph
+ *          (full path on all m rows, scatter_rows) that classify tail-launches from the device when count > 0.
+ *          The common case is one kernel: no conditional node, no host round trip. Falls back to GRAPH if the
+ *          device graph cannot be built (e.g. the full path holds nodes a device graph may not), then to POLL.
+ * The environment variable MG_SHORTCUT_MODE=graph|poll|sync|tail, read at mg_plan_create, overrides the default
+ * (MG_SHORTCUT_DEFAULT). In every mode the rare case runs the plan's full path on ALL m rows, so every row is
+ * bit-identical to it. */
+enum { MG_SHORTCUT_GRAPH = 0, MG_SHORTCUT_POLL = 1, MG_SHORTCUT_SYNC = 2, MG_SHORTCUT_TAIL = 3,
+       MG_SHORTCUT_MODE_COUNT = 4 };
+#define MG_SHORTCUT_DEFAULT MG_SHORTCUT_TAIL
+/* "graph", "poll", "sync", "tail" -> the mode; NULL or "" -> MG_SHORTCUT_DEFAULT; anything else -> -1. */
 int mg_shortcut_mode_parse(const char *s);
 const char *mg_shortcut_mode_name(int mode);
 /* Hidden plan switches (src/maxgemm.c) for tests and benchmarks, not part of the public API. */
@@ -69,7 +81,7 @@ int mg_plan_shortcut_mode(const mg_plan *plan);
 /* The mode the plan's last short-circuit forward actually used (GRAPH may have fallen back to POLL), or -1 when
  * none ran yet or the caller's stream was being captured (then the full path runs: a graph cannot be waited on). */
 int mg_plan_shortcut_mode_used(const mg_plan *plan);
-/* Why GRAPH mode fell back to POLL on this plan ("" if it did not). */
+/* Why TAIL or GRAPH mode fell back on this plan ("" if it did not). */
 const char *mg_plan_shortcut_fallback(const mg_plan *plan);
 
 /* Gathers rows d_rows[0..count) of x (M x K) into xg (count x K, same type). */

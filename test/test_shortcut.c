@@ -738,8 +738,9 @@ Test(gpu_shortcut, plan_headline, .timeout = 600) { MG_TEST_NEED_GPU(); run_shap
  * The short-circuit's modes: parsing (CPU), the graph cache, a caller that captures its own stream (GPU)
  * ================================================================================================================ */
 Test(shortcut_cert, mode_names_parse) {
-    cr_assert_eq(mg_shortcut_mode_parse(NULL), MG_SHORTCUT_GRAPH);
-    cr_assert_eq(mg_shortcut_mode_parse(""), MG_SHORTCUT_GRAPH);
+    cr_assert_eq(mg_shortcut_mode_parse(NULL), MG_SHORTCUT_DEFAULT);
+    cr_assert_eq(mg_shortcut_mode_parse(""), MG_SHORTCUT_DEFAULT);
+    cr_assert_eq(mg_shortcut_mode_parse("tail"), MG_SHORTCUT_TAIL);
     cr_assert_eq(mg_shortcut_mode_parse("graph"), MG_SHORTCUT_GRAPH);
     cr_assert_eq(mg_shortcut_mode_parse("poll"), MG_SHORTCUT_POLL);
     cr_assert_eq(mg_shortcut_mode_parse("sync"), MG_SHORTCUT_SYNC);

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tools/gpu_session.sh: everything the project runs on a GPU host, in one call, from a `make bundle` tree.
-#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks bench ncu sanitize python soak (default: all)
+#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu sanitize python soak
+#                                                 (default: all; scbench = the short-circuit side by side, every mode)
 # Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
 # (for `python`) PyTorch: Criterion and the other non-system libraries travel in bundle/lib.
 set -u
 OUT=${1:?usage: tools/gpu_session.sh OUTDIR [steps...]}
 shift
-STEPS=${*:-info tests checks bench ncu sanitize python soak}
+STEPS=${*:-info tests checks scbench bench ncu sanitize python soak}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/bundle/bin
@@ -49,7 +50,7 @@ if has checks; then
       done
     done
   done
-  for mode in graph poll sync; do
+  for mode in ${SC_MODES:-tail graph poll sync}; do
     for fl in "" --no-flush; do
       for p in fp32 bf16; do
         stamp "short-circuit, default job, MG_SHORTCUT_MODE=$mode $p $fl"
@@ -58,6 +59,25 @@ if has checks; then
       done
     done
   done
+fi
+
+if has scbench && [ -x "$B/maxgemm_bench" ]; then
+  # bench/matrix_shortcut.txt: the short-circuit, kernel 0 and the bare write of M floats in one process, once per
+  # mode, with the L2 flushed and warm. One CSV each (sc_<mode>_<flushed|warm>.csv), merged into shortcut.csv.
+  : >"$OUT/scbench.log"
+  for mode in ${SC_MODES:-tail graph poll sync}; do
+    for fl in "" --no-flush; do
+      tag=${fl:+warm}; tag=${tag:-flushed}
+      stamp "scbench MG_SHORTCUT_MODE=$mode $tag"
+      (cd "$ROOT" && MG_SHORTCUT_MODE=$mode timeout 120 "$B/maxgemm_bench" --matrix bench/matrix_shortcut.txt $fl \
+        --csv "$OUT/sc_${mode}_${tag}.csv") >>"$OUT/scbench.log" 2>&1
+      say "scbench $mode $tag exit $?: $(awk -F, 'NR > 1 {printf "%s %s sc%s %s ms x%s; ", $2, $3, $8, $9, $16}' \
+        "$OUT/sc_${mode}_${tag}.csv" 2>/dev/null)"
+    done
+  done
+  (echo "run,$(head -1 "$(ls "$OUT"/sc_*.csv | head -1)")"; for f in "$OUT"/sc_*.csv; do
+     t=$(basename "$f" .csv); tail -n +2 "$f" | sed "s/^/$t,/"; done) >"$OUT/shortcut.csv" 2>/dev/null
+  rm -f "$OUT"/sc_*.csv
 fi
 
 if has bench && [ -x "$B/maxgemm_bench" ]; then
