@@ -198,24 +198,13 @@ __device__ __noinline__ int compact_flags(int *rows, int m, int *count) {
  *   graph mode: cudaGraphSetConditional(cond, count > 0) opens the IF node that follows classify in the plan's
  *               graph (the node's default is 0 at every launch; setting it explicitly either way keeps this
  *               independent of that default). One call per launch: no racing calls, as the API requires.
- *   tail mode:  when count > 0, a device-side tail launch of the plan's device graph (the full path and the
- *               scatter); nothing at all when count == 0, the common case: classify is the whole forward.
  *   poll mode:  the count, a system-scope fence, then the sequence number, into mapped pinned host memory; the
  *               host spins on the sequence word, so once it sees this launch's number the count beside it is
  *               this launch's too.
  * Out of line (like compact_flags) so the hot path's register budget does not pay for it. */
-__device__ __forceinline__ void signal_count(cudaGraphConditionalHandle cond, int has_cond,
-                                             unsigned long long tail_graph, unsigned *host_word, unsigned seq, int cnt) {
+__device__ __forceinline__ void signal_count(cudaGraphConditionalHandle cond, int has_cond, unsigned *host_word,
+                                             unsigned seq, int cnt) {
     if (has_cond) cudaGraphSetConditional(cond, cnt > 0 ? 1u : 0u);
-    if (tail_graph && cnt > 0) {
-        /* Tail launch: the graph runs once this grid (and the host graph it belongs to) has finished, and work
-         * behind that host graph in the caller's stream waits for it. The library uploads the graph before it
-         * captures this launch, and launches at most one instance per classify, so the only failures are misuse
-         * (classify not inside a graph) or a device out of launch slots: both must be loud, never a row left
-         * unwritten, so the launch error traps (the stream then reports cudaErrorLaunchFailure). */
-        if (cudaGraphLaunch(reinterpret_cast<cudaGraphExec_t>(tail_graph), cudaStreamGraphTailLaunch) != cudaSuccess)
-            __trap();
-    }
     if (host_word) {
         volatile unsigned *hw = host_word;
         hw[0] = (unsigned)cnt;
@@ -234,16 +223,28 @@ __device__ __noinline__ void last_block_tail(bool any, int *rows, int m, int *co
     else if (threadIdx.x == 0) *count = 0;           /* the common case: nothing to compute */
     if (threadIdx.x == 0) {
         atomicExch(ticket, 0u);                      /* zero for the next launch */
-        if (sig->has_cond || sig->tail_graph || sig->host_word)
-            signal_count(sig->cond, sig->has_cond, sig->tail_graph, sig->host_word, sig->seq, cnt);
+        if (sig->has_cond || sig->host_word) signal_count(sig->cond, sig->has_cond, sig->host_word, sig->seq, cnt);
     }
+}
+
+/* Tail mode (kTail): no ticket, no count, no last block. A block that flagged a row claims the launch word (the
+ * ticket's word, ws[3], zero between launches) and tail-launches the plan's device graph, whose first kernel
+ * (tail_compact_kernel) compacts the flags into rows/count and zeroes the word again. A tail launch runs after this
+ * grid, and the host graph it belongs to, have finished (so every block's flags are in), and before anything queued
+ * behind that host graph. The library uploads the device graph before it captures this launch, and one launch per
+ * classify is all it asks, so a failure means misuse (this variant launched outside a graph) or a device out of
+ * launch slots: either must be loud, never a row left unwritten, so it traps (the stream reports
+ * cudaErrorLaunchFailure). Out of line: the hot path keeps its registers. */
+__device__ __noinline__ void tail_launch_once(unsigned *word, unsigned long long graph) {
+    if (atomicExch(word, 1u) != 0u) return;   /* another block of this launch already did */
+    if (cudaGraphLaunch(reinterpret_cast<cudaGraphExec_t>(graph), cudaStreamGraphTailLaunch) != cudaSuccess) __trap();
 }
 
 /* TPR threads per row, kThreads / TPR rows per block. T: uint32_t (fp32/tf32) or uint16_t (bf16); out has the
  * element type too (float or bf16 bits). ws is read with plain loads (not ld.global.nc): word [3] of the same
  * sector is updated by atomics during the kernel. In-row indices are 32-bit (k < 2^31, checked by the launcher),
  * which with the out-of-line compaction keeps the kernel at <= 32 registers without spills. */
-template <typename T, int TPR>
+template <typename T, int TPR, bool kTail>
 __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2048 threads) per SM, so the
                                                     headline's 1024 rows are all resident in one wave */
     classify_kernel(const T *__restrict__ x, int m, int k, const float *ws, unsigned *ticket, T *__restrict__ out,
@@ -304,6 +305,10 @@ __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2
         rows[row] = flag;
     }
 
+    if constexpr (kTail) {
+        if (__syncthreads_or(flag) && threadIdx.x == 0) tail_launch_once(ticket, sig.tail_graph);
+        return;
+    }
     /* Ticket (see the header comment): barrier, then thread 0 fences and takes the ticket. */
     const int any = __syncthreads_or(flag);
     __shared__ unsigned s_last;
@@ -320,6 +325,13 @@ __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2
     const unsigned last = s_last;
     if (!(last & 1u)) return;
     last_block_tail((last & kTicketAny) != 0u, rows, m, count, ticket, &sig);
+}
+
+/* The device graph's first kernel in tail mode: one block compacts classify's flags into the ascending list
+ * rows[0..count), writes *count, and zeroes the launch word for the next classify. */
+__global__ void __launch_bounds__(kThreads) tail_compact_kernel(int *rows, int m, int *count, unsigned *word) {
+    compact_flags(rows, m, count);
+    if (threadIdx.x == 0) *word = 0u;
 }
 
 /* ---- gather / scatter ------------------------------------------------------------------------------------------ */
@@ -382,12 +394,15 @@ mg_status launch_wstats(const void *W, const void *b, int64_t n, int64_t k, floa
 template <typename T, int TPR>
 mg_status launch_classify_tpr(const void *x, int m, int k, const float *ws, void *out, int *rows, int *count,
                               const mg_shortcut_signal &sig, cudaStream_t st) {
+    /* the tail-launching variant exists only where asked for: a kernel that may launch a device graph can itself
+     * only be launched from a graph (the launch fails with cudaErrorNotSupported otherwise) */
+    auto kern = sig.tail_graph ? classify_kernel<T, TPR, true> : classify_kernel<T, TPR, false>;
     constexpr int RPB = kThreads / TPR;
     const unsigned blocks = (unsigned)(((int64_t)m + RPB - 1) / RPB);
     /* The ticket is d_wstats[3] (see the header comment); classify is the only writer between weight_stats. */
     unsigned *ticket = reinterpret_cast<unsigned *>(const_cast<float *>(ws) + 3);
-    classify_kernel<T, TPR><<<blocks, kThreads, 0, st>>>(static_cast<const T *>(x), m, k, ws, ticket,
-                                                         static_cast<T *>(out), rows, count, sig);
+    kern<<<blocks, kThreads, 0, st>>>(static_cast<const T *>(x), m, k, ws, ticket, static_cast<T *>(out), rows, count,
+                                      sig);
     MG_LAUNCH_CHECK();
     return MG_OK;
 }
@@ -481,6 +496,18 @@ extern "C" mg_status mg_shortcut_classify_signal(const void *x, int64_t m, int64
 extern "C" mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, mg_precision prec, const float *d_wstats,
                                           void *out, int *d_rows, int *d_count, void *stream) {
     return mg_shortcut_classify_signal(x, m, k, prec, d_wstats, out, d_rows, d_count, NULL, stream);
+}
+
+extern "C" mg_status mg_shortcut_tail_compact(int *d_rows, int64_t m, int *d_count, const float *d_wstats,
+                                              void *stream) {
+    if (m < 1 || m > 0x7fffffff)
+        return mg_set_error(MG_ERR_SHAPE, "shortcut tail compact: M=%lld must be in [1, 2^31-1]", (long long)m);
+    if (!d_rows || !d_count || !d_wstats)
+        return mg_set_error(MG_ERR_INVALID_ARG, "shortcut tail compact: NULL d_rows, d_count or d_wstats");
+    unsigned *word = reinterpret_cast<unsigned *>(const_cast<float *>(d_wstats) + 3);
+    tail_compact_kernel<<<1, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(d_rows, (int)m, d_count, word);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
 }
 
 extern "C" mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision prec, const int *d_rows,

@@ -502,11 +502,12 @@ fail:
 }
 
 /* Makes pl->tgexec the tail-mode graphs for (x, out, p->m), building them if the cached ones are for other arguments:
- *   1. the device graph: run_rare captured on the private stream, instantiated with
+ *   1. the device graph: mg_shortcut_tail_compact (classify's tail variant leaves flags), then run_rare, captured
+ *      on the private stream, instantiated with
  *      cudaGraphInstantiateFlagDeviceLaunch and uploaded (a device launch needs it resident; the upload is waited
  *      for here, once per key);
- *   2. the host graph: classify alone, captured with the device graph's handle in its signal: its last block
- *      tail-launches the device graph only when some row is left to compute.
+ *   2. the host graph: classify alone (its tail variant: no ticket, no count), captured with the device graph's
+ *      handle in its signal: the first block that flags a row tail-launches the device graph; none, none does.
  * A device graph may hold only kernel, memcpy and memset nodes (no conditional, event or allocation nodes): if the
  * plan's full path holds anything else, instantiation fails and run_shortcut falls back to GRAPH. */
 static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
@@ -522,6 +523,7 @@ static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, voi
 
     GRAPH_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed));
     capturing = 1;
+    if ((st = mg_shortcut_tail_compact(pl->rows, p->m, pl->count, pl->wstats, cs)) != MG_OK) goto fail;
     if ((st = run_rare(pl, p, x, out, cs)) != MG_OK) goto fail;
     capturing = 0;
     GRAPH_TRY(cudaStreamEndCapture(cs, &gd));

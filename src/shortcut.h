@@ -34,10 +34,12 @@ mg_status mg_shortcut_classify(const void *x, int64_t m, int64_t k, mg_precision
 /* How the last block of classify reports the count beyond *d_count (mg_shortcut_classify_signal):
  *   has_cond:  cudaGraphSetConditional(cond, count > 0)  -- cond is a cudaGraphConditionalHandle of the graph the
  *              launch was captured into (graph mode of mg_forward);
- *   tail_graph: a cudaGraphExec_t instantiated with cudaGraphInstantiateFlagDeviceLaunch and uploaded; when
- *              count > 0 the last block tail-launches it (cudaStreamGraphTailLaunch): it runs after classify, before
- *              anything behind classify's graph in the stream. Classify must itself run inside a graph (a device
- *              graph can only be launched from one); a failed device launch traps (tail mode of mg_forward);
+ *   tail_graph: a cudaGraphExec_t instantiated with cudaGraphInstantiateFlagDeviceLaunch and uploaded: selects
+ *              the tail variant of classify (tail mode of mg_forward), which has no ticket and writes neither the
+ *              compacted list nor *d_count: it leaves d_rows[i] = 1/0 flags, and the first block that flags a row
+ *              tail-launches the graph (cudaStreamGraphTailLaunch: after classify, before anything queued behind
+ *              classify's graph). That graph must begin with mg_shortcut_tail_compact. Classify must itself run
+ *              inside a graph (a device graph can only be launched from one); a failed device launch traps;
  *   host_word: a DEVICE pointer (cudaHostGetDevicePointer) to 2 words of mapped pinned host memory, 8-byte aligned:
  *              [0] = count, then a system-scope fence, then [1] = seq  -- the host spins on [1] (poll mode). */
 typedef struct mg_shortcut_signal {
@@ -51,6 +53,9 @@ typedef struct mg_shortcut_signal {
 mg_status mg_shortcut_classify_signal(const void *x, int64_t m, int64_t k, mg_precision prec, const float *d_wstats,
                                       void *out, int *d_rows, int *d_count, const mg_shortcut_signal *signal,
                                       void *stream);
+/* Tail mode's first device-graph kernel: compacts the flags d_rows[0..m) left by the tail variant of classify into
+ * the ascending list d_rows[0..count), writes *d_count, and re-arms the launch word (d_wstats[3] = 0). */
+mg_status mg_shortcut_tail_compact(int *d_rows, int64_t m, int *d_count, const float *d_wstats, void *stream);
 /* out[r] = outg[r] for r = d_rows[t], t < min(*d_count, max_count): outg (max_count elements) holds the full
  * computation of every row; the count is read on the device, so nothing comes from the host (graph-capturable). */
 mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision prec, const int *d_rows, const int *d_count,

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # tools/gpu_session.sh: everything the project runs on a GPU host, in one call, from a `make bundle` tree.
-#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu sanitize python soak
-#                                                 (default: all; scbench = the short-circuit side by side, every mode)
+#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu ncusc sanitize python soak
+#                                                 (default: all; scbench = the short-circuit side by side, every mode;
+#                                                  ncusc = ncu of the short-circuit's classify kernel)
 # Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
 # (for `python`) PyTorch: Criterion and the other non-system libraries travel in bundle/lib.
 set -u
 OUT=${1:?usage: tools/gpu_session.sh OUTDIR [steps...]}
 shift
-STEPS=${*:-info tests checks scbench bench ncu sanitize python soak}
+STEPS=${*:-info tests checks scbench bench ncu ncusc sanitize python soak}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/bundle/bin
@@ -97,6 +98,23 @@ if has ncu && command -v ncu >/dev/null; then
     say "ncu k$kid $p exit $?"
     cp "$ROOT"/notes/ncu/k${kid}_${p}.* "$OUT/" 2>/dev/null
     tail -1 "$OUT/k${kid}_${p}.csv" 2>/dev/null | cut -c1-400 | tee -a "$SUMMARY"
+  done
+fi
+
+if has ncusc && command -v ncu >/dev/null; then
+  # The short-circuit's classify kernel alone (its duration without launch or event overhead, and its memory
+  # traffic), in the default mode, fp32 and bf16, with the CLI's L2 flush between calls and without.
+  for p in fp32 bf16; do
+    for fl in "" --no-flush; do
+      tag=${fl:+warm}; tag=${tag:-flushed}
+      stamp "ncu classify $p $tag"
+      timeout 120 ncu --clock-control none -k regex:classify_kernel --launch-skip 3 --launch-count 3 --csv \
+        --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size \
+        "$B/maxgemm" run --precision $p --iters 6 --warmup 0 $fl >"$OUT/ncu_classify_${p}_${tag}.csv" 2>&1
+      say "ncu classify $p $tag exit $?"
+      grep -E "gpu__time_duration|dram__bytes_read|lts__t_bytes" "$OUT/ncu_classify_${p}_${tag}.csv" | tail -3 | \
+        awk -F'","' '{print "  " $(NF-2) " " $(NF-1) " " $NF}' | tee -a "$SUMMARY"
+    done
   done
 fi
 
