@@ -20,7 +20,6 @@ load_state_dict bump). Writes through `param.data` bypass the version counter: c
 """
 
 import collections
-import contextlib
 import ctypes
 import os
 
@@ -138,6 +137,9 @@ def parse_kernel(kernel):
 
 
 _get_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+# torch.cuda.current_device() runs torch's lazy-init check first; once a CUDA tensor exists (x is one) that check
+# is settled, and the C accessor underneath returns the same index for less host time.
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
 
 
 def _raw_stream(index):
@@ -157,6 +159,10 @@ def _version_of(t):
         return None
 
 
+def _closed_plan_forward(*_):
+    raise MaxgemmError("maxgemm plan used after it was destroyed", -1)
+
+
 class _Plan:
     """One mg_plan and the weight tensors it was given (kept alive: the library reads them at every forward, and
     holding them also means a new weight tensor can never reuse their address unnoticed)."""
@@ -168,6 +174,9 @@ class _Plan:
         self.shortcut = bool(desc.shortcut)
         self.weights_key = None
         self.keep = ()
+        handle = self.handle.value
+        fwd = lib.mg_forward
+        self.forward = lambda x_ptr, out_ptr, stream: fwd(handle, x_ptr, out_ptr, stream)
 
     def set_weights(self, key, w, b, stream, hold=()):
         """w, b: the dense tensors the library reads; hold: the parameters they came from (kept so that the
@@ -191,6 +200,7 @@ class _Plan:
         if self.handle:
             self._lib.mg_plan_destroy(self.handle)
             self.handle = ctypes.c_void_p()
+        self.forward = _closed_plan_forward
         self.keep = ()
 
     def __del__(self):
@@ -304,52 +314,60 @@ class ModelNew(nn.Module):
 
     # ---- forward ---------------------------------------------------------------------------------------------
     def forward(self, x):
+        # The hot path is written for host time (an isolated short-circuit call is ~20 us in all, most of it here):
+        # parameters through the module dicts instead of nn.Module.__getattr__, the device index through torch's C
+        # accessor, no context manager unless x is on another device. Every check is still made on every call.
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
         if not x.is_cuda:
             raise TypeError(f"ModelNew runs on CUDA only; x is on {x.device} (move x and the module with .cuda())")
-        if x.dim() != 2 or x.shape[1] != self.in_features:
-            raise ValueError(f"x must be 2-D of shape (batch, {self.in_features}), got {tuple(x.shape)}")
-        if x.dtype not in (torch.float32, torch.bfloat16):
-            raise TypeError(f"x must be float32 or bfloat16, got {x.dtype}")
-        w, b = self.gemm.weight, self.gemm.bias
+        shape = x.shape
+        if len(shape) != 2 or shape[1] != self.in_features:
+            raise ValueError(f"x must be 2-D of shape (batch, {self.in_features}), got {tuple(shape)}")
+        dtype = x.dtype
+        if dtype is not torch.float32 and dtype is not torch.bfloat16:
+            raise TypeError(f"x must be float32 or bfloat16, got {dtype}")
+        params = self._modules["gemm"]._parameters
+        w, b = params["weight"], params["bias"]
         if w.shape != (self.out_features, self.in_features):
             raise ValueError(f"gemm.weight has shape {tuple(w.shape)}, expected "
                              f"({self.out_features}, {self.in_features})")
-        if w.dtype != x.dtype or (b is not None and b.dtype != x.dtype):
-            raise TypeError(f"x is {x.dtype} but the parameters are {w.dtype}: convert the module with "
-                            f".to({x.dtype}) (the library takes x, W and b in one element type)")
+        if w.dtype is not dtype or (b is not None and b.dtype is not dtype):
+            raise TypeError(f"x is {dtype} but the parameters are {w.dtype}: convert the module with "
+                            f".to({dtype}) (the library takes x, W and b in one element type)")
         dev = x.get_device()  # an int: cheaper per call than building and comparing torch.device objects
         if w.get_device() != dev or (b is not None and b.get_device() != dev):
             raise ValueError(f"x is on {x.device} but the parameters are on {w.device}")
-        prec = self._precision_for(x.dtype)
+        prec = self._precision_for(dtype)
         # The library reads x as dense row-major M x K: a strided view is copied once here (an extra read and write
         # of x; pass a contiguous tensor to avoid it).
         if not x.is_contiguous():
             x = x.contiguous()
-        m = x.shape[0]
-        out_shape = (m, 1) if self.max_dim in (1, -1) else (1, self.out_features)
+        m = shape[0]
         if m == 0 and self.max_dim in (1, -1):
             # torch gives an empty (0, 1) result here; the library rejects M = 0 (it is an error only for max_dim 0).
-            return x.new_empty(out_shape)
-
+            return x.new_empty((0, 1))
         # The library allocates and launches on the current device; entering torch.cuda.device costs several
         # microseconds per call, so it is entered only when x lives on another device.
-        ctx = contextlib.nullcontext() if dev == torch.cuda.current_device() else torch.cuda.device(dev)
-        with ctx:
-            stream = _raw_stream(dev)
-            plan = self._plan(m, x.dtype, dev, prec)
-            if plan.shortcut != self.shortcut:
-                plan.set_shortcut(self.shortcut)
-            key = (w.data_ptr(), _version_of(w), None if b is None else (b.data_ptr(), _version_of(b)))
-            if plan.weights_key != key:
-                wt = w.detach()
-                wt = wt if wt.is_contiguous() else wt.contiguous()  # the library reads W as dense N x K
-                bt = b.detach().contiguous() if b is not None else torch.zeros(self.out_features, dtype=w.dtype,
-                                                                                device=w.device)
-                plan.set_weights(key, wt, bt, stream, hold=(w.detach(), None if b is None else b.detach()))
-            out = x.new_empty(out_shape)
-            status = _lib.mg_forward(plan.handle, x.data_ptr(), out.data_ptr(), stream)
-            if status != 0:
-                _check(_lib, status, "mg_forward")
+        if dev == _current_device():
+            return self._launch(x, w, b, m, dtype, dev, prec)
+        with torch.cuda.device(dev):
+            return self._launch(x, w, b, m, dtype, dev, prec)
+
+    def _launch(self, x, w, b, m, dtype, dev, prec):
+        stream = _raw_stream(dev)
+        plan = self._plan(m, dtype, dev, prec)
+        if plan.shortcut != self.shortcut:
+            plan.set_shortcut(self.shortcut)
+        key = (w.data_ptr(), _version_of(w), None if b is None else (b.data_ptr(), _version_of(b)))
+        if plan.weights_key != key:
+            wt = w.detach()
+            wt = wt if wt.is_contiguous() else wt.contiguous()  # the library reads W as dense N x K
+            bt = b.detach().contiguous() if b is not None else torch.zeros(self.out_features, dtype=w.dtype,
+                                                                            device=w.device)
+            plan.set_weights(key, wt, bt, stream, hold=(w.detach(), None if b is None else b.detach()))
+        out = x.new_empty((m, 1) if self.max_dim in (1, -1) else (1, self.out_features))
+        status = plan.forward(x.data_ptr(), out.data_ptr(), stream)
+        if status != 0:
+            _check(plan._lib, status, "mg_forward")
         return out

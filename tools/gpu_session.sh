@@ -134,6 +134,11 @@ if has python && [ -f "$ROOT/python/check_model.py" ]; then
     --out-json "$OUT/pytorch.json" >"$OUT/pytorch.log" 2>&1
   say "python exit $?"
   tail -25 "$OUT/pytorch.log" | tee -a "$SUMMARY"
+  for d in fp32 bf16; do
+    MAXGEMM_LIB=$B/libmaxgemm.so timeout 120 python3 "$ROOT/python/host_profile.py" --dtype $d >>"$OUT/pytorch.log" 2>&1
+    say "host_profile $d exit $?"
+  done
+  grep -A6 "^host time per call" "$OUT/pytorch.log" | tee -a "$SUMMARY"
 fi
 
 if has soak && [ -x "$B/maxgemm_soak" ]; then

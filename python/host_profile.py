@@ -1,0 +1,77 @@
+"""Where an isolated ModelNew call spends its host time (GPU host with PyTorch; notes/pytorch.md).
+
+Times, per call, with time.perf_counter over many calls (a stream sync every 32 calls keeps the launch queue
+short, outside the timed spans):
+  module call     model(x): what a caller pays (nn.Module.__call__ + forward)
+  forward         model.forward(x): without nn.Module.__call__
+  new_empty       x.new_empty((M, 1)): the output allocation alone
+  mg_forward      the ctypes call into libmaxgemm alone (plan, pointers and stream prepared beforehand)
+  event record    torch.cuda.Event.record(): for scale (the timing harness records two per call)
+Run: MAXGEMM_LIB=build/libmaxgemm.so python3 python/host_profile.py [--dtype fp32|bf16] [--calls N]
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import maxgemm_torch  # noqa: E402
+
+
+def per_call_us(fn, calls, rounds=5, sync_every=32):
+    """Median over rounds of the mean host time per call, in microseconds."""
+    res = []
+    for _ in range(rounds):
+        total = 0.0
+        done = 0
+        while done < calls:
+            n = min(sync_every, calls - done)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            total += time.perf_counter() - t0
+            done += n
+        res.append(total * 1e6 / calls)
+    return statistics.median(res)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=1024)
+    ap.add_argument("--features", type=int, default=8192)
+    a = ap.parse_args()
+    dt = torch.float32 if a.dtype == "fp32" else torch.bfloat16
+    torch.manual_seed(0)
+    model = maxgemm_torch.ModelNew(a.features, a.features, 1).cuda().to(dt)
+    x = torch.rand(a.batch, a.features, device="cuda", dtype=dt)
+    for _ in range(5):
+        model(x)
+    torch.cuda.synchronize()
+    plan = next(iter(model._plans.values()))
+    out = model(x)
+    stream = maxgemm_torch._raw_stream(x.get_device())
+    xp, op = x.data_ptr(), out.data_ptr()
+    ev = torch.cuda.Event(enable_timing=True)
+    rows = [
+        ("module call", lambda: model(x)),
+        ("forward", lambda: model.forward(x)),
+        ("new_empty", lambda: x.new_empty((a.batch, 1))),
+        ("mg_forward", lambda: plan.forward(xp, op, stream)),
+        ("event record", lambda: ev.record()),
+    ]
+    print(f"host time per call, {a.dtype}, M={a.batch} N=K={a.features}, short-circuit on, "
+          f"kernel {plan.kernel()}, torch {torch.__version__}")
+    for name, fn in rows:
+        print(f"  {name:14s} {per_call_us(fn, a.calls):7.2f} us")
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
