@@ -2,6 +2,7 @@
  *
  *   mg_fill_uniform / mg_fill_seedlike  the project's counter-based RNG (src/rng.h), bit-identical to the CPU
  *   mg_poison                           a NaN pattern, written before every checked run
+ *   mg_l2_flush_read                    the benchmark's L2 flush: a read of a 2 x L2 buffer (timing.c)
  *   mg_gpu_reference                    the fp64 reference: widen, cublasDgemm, fp64 bias + max + finalize
  *   mg_bias_max                         bias + NaN-propagating max over a materialised y (the cuBLAS baselines)
  *
@@ -251,6 +252,33 @@ extern "C" mg_status mg_poison(void *dst, size_t count, mg_precision prec, void 
         poison_kernel<uint32_t><<<grid_for(count), UT_THREADS, 0, st>>>((uint32_t *)dst, count, 0x7fbadbadu);
     else
         return mg_set_error(MG_ERR_PRECISION, "mg_poison: unknown precision %d", (int)prec);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
+
+/* Reads `bytes` (a multiple of 16, 16-byte aligned) with plain loads, which allocate in L2: the cache ends full of
+ * clean lines of this buffer, so whatever the timed work reads next comes from DRAM, and its own misses evict
+ * clean lines for free. (A memset flush leaves the L2 full of DIRTY lines: the next sample's reads then compete
+ * with their write-back, which slows a read-bound kernel such as the short-circuit's classify by several us.)
+ * The XOR of everything read goes to *sink only on an impossible value, so the loads cannot be optimised away. */
+namespace {
+__global__ void __launch_bounds__(UT_THREADS) flush_read_kernel(const uint4 *__restrict__ buf, size_t n16,
+                                                                unsigned *sink) {
+    unsigned acc = 0;
+    for (size_t i = (size_t)blockIdx.x * UT_THREADS + threadIdx.x; i < n16; i += (size_t)gridDim.x * UT_THREADS) {
+        const uint4 v = buf[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u && threadIdx.x == UT_THREADS) *sink = acc;   /* threadIdx.x < UT_THREADS: never */
+}
+}  // namespace
+
+extern "C" mg_status mg_l2_flush_read(const void *buf, size_t bytes, unsigned *sink, int num_sms, void *stream) {
+    if (!buf || !sink || bytes % 16 != 0 || ((uintptr_t)buf % 16) != 0)
+        return mg_set_error(MG_ERR_INVALID_ARG, "mg_l2_flush_read: NULL buffer or sink, or not 16-byte sized/aligned");
+    if (bytes == 0) return MG_OK;
+    const int blocks = (num_sms > 0 ? num_sms : 1) * 8;   /* 8 resident blocks of 256 per SM, grid-stride */
+    flush_read_kernel<<<blocks, UT_THREADS, 0, (cudaStream_t)stream>>>((const uint4 *)buf, bytes / 16, sink);
     MG_LAUNCH_CHECK();
     return MG_OK;
 }

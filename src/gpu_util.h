@@ -17,6 +17,9 @@ mg_status mg_fill_seedlike(void *x, void *W, void *b, int64_t m, int64_t n, int6
                            uint64_t seed, void *stream);
 /* Writes a poison value (a signalling-looking NaN pattern 0x7fbadbad / bf16 0x7fbb) to count elements. */
 mg_status mg_poison(void *dst, size_t count, mg_precision prec, void *stream);
+/* The timing harness's L2 flush: reads bytes (multiple of 16, 16-byte aligned) of buf with L2-allocating loads over
+ * num_sms x 8 blocks; sink (device, 4 bytes) is written only on an impossible value. */
+mg_status mg_l2_flush_read(const void *buf, size_t bytes, unsigned *sink, int num_sms, void *stream);
 
 /* The GPU fp64 reference: widens x, W, b (float or bf16) to double, cublasDgemm, then the same epilogue as
  * mg_reference_epilogue in fp64 on the device. ref_out is a DEVICE array of M (max_dim 1) or N (max_dim 0)

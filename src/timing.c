@@ -1,14 +1,19 @@
 /* timing.c: benchmark hygiene in one place (see timing.h).
  *
- * One sample is:   [memset of a 2 x L2 buffer]  event_start  fn(ctx)  event_stop
- * The memset sits OUTSIDE the timed events, so it evicts x/W left in L2 by the previous sample (every sample
+ * One sample is:   [read of a 2 x L2 buffer]  event_start  fn(ctx)  event_stop
+ * The flush sits OUTSIDE the timed events, so it evicts x/W left in L2 by the previous sample (every sample
  * starts cold, as a single forward in a real model would) without being counted. It also keeps the GPU busy
  * while the host enqueues the start event and the work, so a sample does not include host launch latency.
+ * It READS (mg_l2_flush_read): until run 9 it was a memset, which leaves the L2 full of dirty lines whose
+ * write-back then competed with the sample's own reads (the short-circuit's classify, a 32 MiB read, measured
+ * ~10.6 us alone under ncu but ~19.5 us event-timed after the memset; notes/shortcut.md).
  * All samples are enqueued first and the stream is synchronised once at the end: no host round trip
- * between samples. Each sample has its own event pair, so the samples are independent measurements
+ * between samples. mg_time_interleaved alternates several functions sample by sample (A B A B ...), so ratios
+ * between them come from the same seconds of the run. Each sample has its own event pair, so the samples are independent measurements
  * (no averaging of a back-to-back loop, which would hide the spread and overlap tails with heads).
  */
 #include "timing.h"
+#include "gpu_util.h"
 #include "mg_kernel.h"
 
 #include <cuda_runtime_api.h>
@@ -18,9 +23,10 @@
 
 struct mg_timer {
     cudaStream_t stream;
-    void *flush;            /* device buffer of flush_bytes, or NULL when flush is off */
+    void *flush;            /* device buffer of flush_bytes (zeroed once), or NULL when flush is off */
     size_t flush_bytes;
-    int flush_value;        /* alternates so consecutive memsets are not the same bytes (no shortcut possible) */
+    unsigned *sink;         /* the flush kernel's never-written output */
+    int num_sms;
 };
 
 mg_status mg_timer_create(mg_timer **out, int flush_l2, void *stream) {
@@ -42,14 +48,16 @@ mg_status mg_timer_create(mg_timer **out, int flush_l2, void *stream) {
          * (H100/H200 L2 is split into two partitions, and hashing is not perfectly uniform). At least 8 MiB so
          * a device that reports 0 still gets a real flush. */
         size_t l2 = prop.l2CacheSize > 0 ? (size_t)prop.l2CacheSize : 0;
-        t->flush_bytes = 2 * l2 < ((size_t)8 << 20) ? ((size_t)8 << 20) : 2 * l2;
+        t->flush_bytes = 2 * l2 < ((size_t)8 << 20) ? ((size_t)8 << 20) : (2 * l2 + 15) / 16 * 16;
+        t->num_sms = prop.multiProcessorCount;
         e = cudaMalloc(&t->flush, t->flush_bytes);
+        if (e == cudaSuccess) e = cudaMalloc((void **)&t->sink, sizeof(unsigned));
+        if (e == cudaSuccess) e = cudaMemset(t->flush, 0, t->flush_bytes);   /* defined contents to read */
         if (e != cudaSuccess) {
             size_t bytes = t->flush_bytes;
-            free(t);
+            mg_timer_destroy(t);
             return mg_set_error(e == cudaErrorMemoryAllocation ? MG_ERR_OUT_OF_MEMORY : MG_ERR_CUDA,
-                                "mg_timer_create: cudaMalloc of the %zu-byte L2 flush buffer: %s", bytes,
-                                cudaGetErrorString(e));
+                                "mg_timer_create: the %zu-byte L2 flush buffer: %s", bytes, cudaGetErrorString(e));
         }
     }
     *out = t;
@@ -59,6 +67,7 @@ mg_status mg_timer_create(mg_timer **out, int flush_l2, void *stream) {
 void mg_timer_destroy(mg_timer *t) {
     if (!t) return;
     if (t->flush) cudaFree(t->flush);
+    if (t->sink) cudaFree(t->sink);
     free(t);
 }
 
@@ -68,63 +77,79 @@ static void destroy_events(cudaEvent_t *ev, int n) {
     free(ev);
 }
 
-mg_status mg_time(mg_timer *t, mg_timed_fn fn, void *ctx, int warmup, int iters, double *samples_ms) {
-    if (!t || !fn || (iters > 0 && !samples_ms))
-        return mg_set_error(MG_ERR_INVALID_ARG, "mg_time: NULL timer, function or sample array");
+mg_status mg_time_interleaved(mg_timer *t, int nfn, const mg_timed_fn *fns, void *const *ctxs, int warmup, int iters,
+                              double *const *samples_ms) {
+    if (!t || nfn < 1 || !fns || !ctxs || (iters > 0 && !samples_ms))
+        return mg_set_error(MG_ERR_INVALID_ARG, "mg_time: NULL timer, functions or sample arrays");
     if (warmup < 0 || iters < 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "mg_time: negative warmup (%d) or iters (%d)", warmup, iters);
+    for (int f = 0; f < nfn; f++)
+        if (!fns[f] || (iters > 0 && !samples_ms[f]))
+            return mg_set_error(MG_ERR_INVALID_ARG, "mg_time: function %d or its sample array is NULL", f);
 
     /* Warm-up: first-touch costs (lazy module loading, cuBLAS heuristics, TMA descriptor caches) are paid here.
      * The flush is applied here too, so the last warm-up leaves the caches in the same state a sample sees. */
-    for (int i = 0; i < warmup; i++) {
-        if (t->flush) MG_CUDA_TRY(cudaMemsetAsync(t->flush, (t->flush_value++) & 0xff, t->flush_bytes, t->stream));
-        mg_status s = fn(ctx);
-        if (s != MG_OK) return s;
-    }
+    for (int i = 0; i < warmup; i++)
+        for (int f = 0; f < nfn; f++) {
+            mg_status s = t->flush ? mg_l2_flush_read(t->flush, t->flush_bytes, t->sink, t->num_sms, t->stream) : MG_OK;
+            if (s == MG_OK) s = fns[f](ctxs[f]);
+            if (s != MG_OK) return s;
+        }
     if (iters == 0) {
         MG_CUDA_TRY(cudaStreamSynchronize(t->stream));
         return MG_OK;
     }
 
-    cudaEvent_t *ev = (cudaEvent_t *)calloc((size_t)2 * (size_t)iters, sizeof *ev);
-    if (!ev) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "mg_time: host allocation of %d event pairs", iters);
-    for (int i = 0; i < 2 * iters; i++) {
+    const int nev = 2 * nfn * iters;
+    cudaEvent_t *ev = (cudaEvent_t *)calloc((size_t)nev, sizeof *ev);
+    if (!ev) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "mg_time: host allocation of %d events", nev);
+    for (int i = 0; i < nev; i++) {
         cudaError_t e = cudaEventCreate(&ev[i]);
         if (e != cudaSuccess) {
-            destroy_events(ev, 2 * iters);
+            destroy_events(ev, nev);
             return mg_set_error(MG_ERR_CUDA, "mg_time: cudaEventCreate: %s", cudaGetErrorString(e));
         }
     }
+    /* sample i of function f uses events ev[2 * (i * nfn + f)] and the next one: all enqueued, one sync */
     mg_status st = MG_OK;
-    for (int i = 0; i < iters && st == MG_OK; i++) {
-        cudaError_t e = cudaSuccess;
-        if (t->flush) e = cudaMemsetAsync(t->flush, (t->flush_value++) & 0xff, t->flush_bytes, t->stream);
-        if (e == cudaSuccess) e = cudaEventRecord(ev[2 * i], t->stream);
-        if (e != cudaSuccess) {
-            st = mg_set_error(MG_ERR_CUDA, "mg_time: sample %d: flush/event record: %s", i, cudaGetErrorString(e));
-            break;
+    for (int i = 0; i < iters && st == MG_OK; i++)
+        for (int f = 0; f < nfn && st == MG_OK; f++) {
+            cudaEvent_t *pe = &ev[2 * (i * nfn + f)];
+            if (t->flush && (st = mg_l2_flush_read(t->flush, t->flush_bytes, t->sink, t->num_sms, t->stream)) != MG_OK)
+                break;
+            cudaError_t e = cudaEventRecord(pe[0], t->stream);
+            if (e != cudaSuccess) {
+                st = mg_set_error(MG_ERR_CUDA, "mg_time: sample %d: event record: %s", i, cudaGetErrorString(e));
+                break;
+            }
+            st = fns[f](ctxs[f]);
+            if (st != MG_OK) break;
+            e = cudaEventRecord(pe[1], t->stream);
+            if (e != cudaSuccess)
+                st = mg_set_error(MG_ERR_CUDA, "mg_time: sample %d: event record: %s", i, cudaGetErrorString(e));
         }
-        st = fn(ctx);
-        if (st != MG_OK) break;
-        e = cudaEventRecord(ev[2 * i + 1], t->stream);
-        if (e != cudaSuccess)
-            st = mg_set_error(MG_ERR_CUDA, "mg_time: sample %d: event record: %s", i, cudaGetErrorString(e));
-    }
     if (st == MG_OK) {
         cudaError_t e = cudaStreamSynchronize(t->stream);
         if (e != cudaSuccess)
             st = mg_set_error(MG_ERR_CUDA, "mg_time: cudaStreamSynchronize: %s", cudaGetErrorString(e));
     }
-    for (int i = 0; i < iters && st == MG_OK; i++) {
-        float ms = 0.0f;
-        cudaError_t e = cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
-        if (e != cudaSuccess)
-            st = mg_set_error(MG_ERR_CUDA, "mg_time: cudaEventElapsedTime (sample %d): %s", i, cudaGetErrorString(e));
-        else
-            samples_ms[i] = (double)ms;
-    }
-    destroy_events(ev, 2 * iters);
+    for (int i = 0; i < iters && st == MG_OK; i++)
+        for (int f = 0; f < nfn && st == MG_OK; f++) {
+            float ms = 0.0f;
+            cudaEvent_t *pe = &ev[2 * (i * nfn + f)];
+            cudaError_t e = cudaEventElapsedTime(&ms, pe[0], pe[1]);
+            if (e != cudaSuccess)
+                st = mg_set_error(MG_ERR_CUDA, "mg_time: cudaEventElapsedTime (sample %d): %s", i,
+                                  cudaGetErrorString(e));
+            else
+                samples_ms[f][i] = (double)ms;
+        }
+    destroy_events(ev, nev);
     return st;
+}
+
+mg_status mg_time(mg_timer *t, mg_timed_fn fn, void *ctx, int warmup, int iters, double *samples_ms) {
+    return mg_time_interleaved(t, 1, &fn, &ctx, warmup, iters, &samples_ms);
 }
 
 static int cmp_double(const void *a, const void *b) {

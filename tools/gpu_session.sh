@@ -108,7 +108,8 @@ if has ncusc && command -v ncu >/dev/null; then
     for fl in "" --no-flush; do
       tag=${fl:+warm}; tag=${tag:-flushed}
       stamp "ncu classify $p $tag"
-      timeout 120 ncu --clock-control none -k regex:classify_kernel --launch-skip 3 --launch-count 3 --csv \
+      cc=all; [ -n "$fl" ] && cc=none   # warm: ncu must not flush the caches between passes either
+      timeout 120 ncu --clock-control none --cache-control $cc -k regex:classify_kernel --launch-skip 3 --launch-count 3 --csv \
         --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size \
         "$B/maxgemm" run --precision $p --iters 6 --warmup 0 $fl >"$OUT/ncu_classify_${p}_${tag}.csv" 2>&1
       say "ncu classify $p $tag exit $?"
