@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/gpu_session.sh: everything the project runs on a GPU host, in one call, from a `make bundle` tree.
-#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu ncusc sanitize python soak
+#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu ncusc santail sanitize python soak
 #                                                 (default: all; scbench = the short-circuit side by side, every mode;
 #                                                  ncusc = ncu of the short-circuit's classify kernel)
 # Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
@@ -116,6 +116,17 @@ if has ncusc && command -v ncu >/dev/null; then
       grep -E "gpu__time_duration|dram__bytes_read|lts__t_bytes" "$OUT/ncu_classify_${p}_${tag}.csv" | tail -3 | \
         awk -F'","' '{print "  " $(NF-2) " " $(NF-1) " " $NF}' | tee -a "$SUMMARY"
     done
+  done
+fi
+
+if has santail; then
+  # compute-sanitizer over the short-circuit's GPU tests (every mode, tail included, with rows left to compute, so
+  # the device-launched graph runs), one Criterion test per tool; the tool library's sanitize step covers the rest.
+  for tool in ${SANTAIL_TOOLS:-memcheck initcheck racecheck synccheck}; do
+    stamp "compute-sanitizer $tool: gpu_shortcut/${SANTAIL_TEST:-plan_17x33x65}"
+    timeout ${SANTAIL_TIMEOUT:-150} compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 \
+      "$B/test_maxgemm" --filter "gpu_shortcut/${SANTAIL_TEST:-plan_17x33x65}" --jobs 1 >"$OUT/santail_$tool.log" 2>&1
+    say "santail $tool exit $?: $(grep -E "ERROR SUMMARY|Synthesis" "$OUT/santail_$tool.log" | tr '\n' ' ' | cut -c1-200)"
   done
 fi
 
