@@ -37,15 +37,16 @@ __global__ void __launch_bounds__(TILE_M * TILE_N) naive_kernel(const T *__restr
     const int i = blockIdx.y * TILE_M + ty;
     const int j = blockIdx.x * TILE_N + tx;
 
-    /* Outside the matrix a thread contributes -inf, the identity of the (NaN-propagating) max. */
-    float v = -INFINITY;
-    if (i < M && j < N) {
-        const T *xr = x + (size_t)i * K;
-        const T *wr = w + (size_t)j * K;
-        float acc = 0.f;
-        for (int k = 0; k < K; k++) acc = fmaf(to_f32(xr[k]), to_f32(wr[k]), acc);
-        v = acc + to_f32(b[j]);   /* bias BEFORE the max: NaN/inf rules stay exact */
-    }
+    /* Every thread runs the same K loop (on a clamped row and column), so each warp reaches the barrier below
+     * converged; outside the matrix the result is replaced by -inf, the identity of the (NaN-propagating) max.
+     * (With the loop inside `if (i < M && j < N)`, compute-sanitizer's synccheck reported divergent warps at the
+     * barrier for tail blocks launched from graphs: notes/reliability.md.) */
+    const int ic = i < M ? i : M - 1, jc = j < N ? j : N - 1;
+    const T *xr = x + (size_t)ic * K;
+    const T *wr = w + (size_t)jc * K;
+    float acc = 0.f;
+    for (int k = 0; k < K; k++) acc = fmaf(to_f32(xr[k]), to_f32(wr[k]), acc);
+    const float v = (i < M && j < N) ? acc + to_f32(b[jc]) : -INFINITY;   /* bias BEFORE the max: NaN/inf exact */
     tile[ty][tx] = v;
     __syncthreads();
 
