@@ -29,7 +29,7 @@ TEST_SRC   := $(wildcard test/*.c)
 TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 
-.PHONY: all lib test test-cpu run bench plots ncu sass bundle clean
+.PHONY: ptxas-report all lib test test-cpu run bench plots ncu sass bundle clean
 all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/test_maxgemm $(BUILD)/maxgemm_soak \
      $(BUILD)/maxgemm_bench
 
@@ -149,6 +149,13 @@ ncu: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
 	@test -s notes/ncu/$(NCU_TAG).csv && echo "ncu: notes/ncu/$(NCU_TAG).ncu-rep, notes/ncu/$(NCU_TAG).csv"
 
 # SASS of kernel KERNEL's object (build/obj/NN_*.cu.o) and its HGMMA / HMMA / FFMA counts per function.
+# The ptxas tables of notes/ptxas.md (registers, smem, stack, spills per kernel), from the logs the build keeps.
+ptxas-report: $(BUILD)/libmaxgemm.a
+	@tools/ptxas_report.sh $(BUILD)/obj > $(BUILD)/ptxas_report.md && \
+	awk -v f=$(BUILD)/ptxas_report.md '/^<!-- ptxas:begin -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next } \
+	     /^<!-- ptxas:end -->/ { skip = 0 } !skip' notes/ptxas.md > notes/ptxas.md.tmp && mv notes/ptxas.md.tmp notes/ptxas.md && \
+	echo "ptxas-report: notes/ptxas.md updated from $(BUILD)/obj/*.ptxas.txt"
+
 sass: $(BUILD)/libmaxgemm.a
 	@test -n "$(KERNEL)" || { echo "usage: make sass KERNEL=N"; exit 2; }
 	@command -v $(CUOBJDUMP) > /dev/null || { echo "sass: $(CUOBJDUMP) not found (set CUOBJDUMP=/path/to/cuobjdump)"; exit 1; }
