@@ -47,10 +47,17 @@ int ws_partial_tiles(const mg_problem *p) {
     return p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16>(p) : mgws::partial_rows<CfgTF32>(p);
 }
 
-size_t ws_workspace_bytes(const mg_problem *p) {
+/* Workspace: [padded x, when TMA cannot read x in place][the stream-K slots and flags, when they can be used]. */
+size_t pad_bytes(const mg_problem *p) {
     if (p->k == 0 || !needs_pad(p)) return 0;
     return mgws::align256((size_t)p->m * (size_t)ws_ld(p) * mg_elem_bytes(p->prec));
 }
+
+size_t sk_bytes(const mg_problem *p) {
+    return p->prec == MG_PREC_BF16 ? mgws::sk_workspace_bytes<CfgBF16>(p) : mgws::sk_workspace_bytes<CfgTF32>(p);
+}
+
+size_t ws_workspace_bytes(const mg_problem *p) { return pad_bytes(p) + sk_bytes(p); }
 
 mg_status ws_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_TF32 && p->prec != MG_PREC_BF16)
@@ -117,7 +124,10 @@ template <class C> mg_status launch_cfg(mg_launch_args *a) {
         if (st != MG_OK) return st;
         memcpy(&prm.b[0], &static_cast<const mgws::PreparedHost *>(a->prep->host)->b[0], sizeof(CUtensorMap));
     }
-    return mgws::run<C>(a, prm);
+    /* The stream-K region sits after the padded x; run() checks that it is large enough for this grid. */
+    const size_t pad = pad_bytes(p), total = ws_workspace_bytes(p);
+    void *sk_ws = a->ws && total > pad ? static_cast<char *>(a->ws) + pad : nullptr;
+    return mgws::run<C>(a, prm, sk_ws, total - pad);
 }
 
 mg_status ws_launch(mg_launch_args *a) {

@@ -66,11 +66,14 @@ int x3_partial_tiles(const mg_problem *p) {
 
 /* RS: room for a padded copy of x, used only when TMA cannot read x in place (the same bytes as the pre-split
  * scheme's x_hi + x_lo; kept whatever the alignment of the x a launch will bring). */
-size_t x3_workspace_bytes(const mg_problem *p) {
+size_t x_bytes(const mg_problem *p) {
     if (p->k == 0) return 0;
     if constexpr (kRS) return mgws::align256((size_t)p->m * (size_t)rs_x_ld(p) * 4);
-    else return 2 * x_part_bytes(p);
+    else return mgws::align256(2 * x_part_bytes(p));
 }
+
+/* Workspace: [x: padded copy (RS) or hi + lo (pre-split)][the stream-K slots and flags, when they can be used]. */
+size_t x3_workspace_bytes(const mg_problem *p) { return x_bytes(p) + mgws::sk_workspace_bytes<CfgX3>(p); }
 
 mg_status x3_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_FP32)
@@ -158,7 +161,9 @@ mg_status x3_launch(mg_launch_args *a) {
         }
         memcpy(&prm.b[0], static_cast<const mgws::PreparedHost *>(a->prep->host)->b, 2 * sizeof(CUtensorMap));
     }
-    return mgws::run<CfgX3>(a, prm);
+    const size_t xb = x_bytes(p), total = x3_workspace_bytes(p);
+    void *sk_ws = a->ws && total > xb ? static_cast<char *>(a->ws) + xb : nullptr;
+    return mgws::run<CfgX3>(a, prm, sk_ws, total - xb);
 }
 
 }  // namespace

@@ -50,6 +50,17 @@
 /* Shared-memory addresses, fences                                                                  */
 /* ============================================================================================== */
 
+/* GPU-scope release store / acquire load of a flag in global memory (the stream-K handshake of wgmma_ws.cuh:
+ * the writer's data, fenced before the release, is visible to whoever acquires the flag). */
+__device__ __forceinline__ void mg_st_release_gpu(int *p, int v) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ int mg_ld_acquire_gpu(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* The 32-bit shared-window address that PTX .shared::cta operands take. */
 __device__ __forceinline__ uint32_t mg_smem_u32(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));

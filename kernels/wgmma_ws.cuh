@@ -67,6 +67,18 @@
  *   registers (the rules of kernels/split.cu) and issues 6 register-A wgmma (m64nBNk16, 2 k16 steps x lo*hi,
  *   hi*lo, hi*hi). Two register sets of A fragments alternate between k-iterations, so keeping one wgmma group in
  *   flight never rewrites registers that a pending wgmma reads. Barriers, phases, clusters, epilogue: unchanged.
+ * STREAM-K TAIL (cluster 1; notes/04_wgmma_ws.md "Stream-K"): with T tiles on a grid of G = num_sms CTAs, the
+ *   first floor(T / G) * G tiles run whole, one per CTA per wave (as above); the R = T mod G tiles left (all T
+ *   when T < G) would leave G - R SMs idle for a whole tile, so their R * num_k k-iterations are cut into G equal
+ *   contiguous ranges instead, one per CTA, in tile order. A range covers at most two tiles: the end of one
+ *   (a non-head segment, starting at kb > 0) and the start of the next (a head segment, from kb = 0). Each CTA
+ *   does its non-head segment first and stores its fp32 accumulators to its slot of the stream-K workspace,
+ *   then raises its flag (fence, then the flag). The CTA whose range holds a tile's first k-iteration owns the
+ *   tile: after its head segment it waits for the flags of the CTAs that covered the rest of the tile (they
+ *   did that work first, so nobody waits on a waiter: no chain, no deadlock with every CTA resident), adds their
+ *   accumulators in CTA order (a fixed order: bitwise deterministic), resets the flags to 0 for the next launch
+ *   and runs the epilogue. Used when R * num_k >= 4 G (otherwise the ranges are too short to pay) and the plan's
+ *   workspace holds the slots; MG_WS_STREAMK=0 turns it off (A/B timing).
  * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
  *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
  *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
@@ -206,7 +218,67 @@ struct Params {
     const void *bias;
     float *partial;
     int m, n, k, max_dim;
+    /* stream-K tail (cluster 1): tiles [0, dp_tiles) run whole, tiles [dp_tiles, dp_tiles + sk_tiles) are split
+     * into gridDim.x k-ranges; sk_part holds gridDim.x * CONSUMERS slots of 64 x BN floats, sk_flag as many ints
+     * (zero between launches). sk_tiles = 0: every tile whole. */
+    float *sk_part;
+    int *sk_flag;
+    int dp_tiles, sk_tiles;
 };
+
+/* One piece of a CTA's work: scheduling unit `unit`, k-blocks [kb0, kb1). role 0: a whole tile; 1: a stream-K
+ * non-head segment (accumulators go to this CTA's slot); 2: a stream-K head segment, whose CTA owns the tile and
+ * adds the slots of CTAs blockIdx.x + 1 .. last before the epilogue. */
+struct Seg {
+    int unit, kb0, kb1, role, last;
+};
+
+/* The stream-K CTA whose range [b S / G, (b + 1) S / G) holds k-iteration q. */
+__device__ __forceinline__ int sk_cta_of(long long q, long long S, int G) {
+    int b = (int)((q * G) / S);
+    while (b + 1 < G && ((long long)(b + 1) * S) / G <= q) b++;
+    while (b > 0 && ((long long)b * S) / G > q) b--;
+    return b;
+}
+
+/* The w-th piece of this CTA's work (false: none left). The producer and the consumers walk the same list, so
+ * the k-iteration counter `it` stays identical in every role. */
+template <class C>
+__device__ __forceinline__ bool next_seg(const Params &p, int num_units, int num_k, int first_unit, int unit_step,
+                                         int w, Seg &sg) {
+    const bool sk = C::CLUSTER == 1 && p.sk_tiles > 0;
+    const int dp_units = sk ? p.dp_tiles : num_units;
+    const int ndp = first_unit < dp_units ? (dp_units - 1 - first_unit) / unit_step + 1 : 0;
+    if (w < ndp) {
+        sg.unit = first_unit + w * unit_step;
+        sg.kb0 = 0;
+        sg.kb1 = num_k;
+        sg.role = 0;
+        sg.last = 0;
+        return true;
+    }
+    if (!sk || w - ndp > 1) return false;
+    const int G = (int)gridDim.x, b = (int)blockIdx.x;
+    const long long S = (long long)p.sk_tiles * num_k;
+    const long long q0 = (long long)b * S / G, q1 = (long long)(b + 1) * S / G;
+    if (q0 >= q1) return false;
+    int i = (int)(q0 / num_k);
+    long long beg = q0, end;
+    if (w - ndp == 0) {
+        end = (long long)(i + 1) * num_k < q1 ? (long long)(i + 1) * num_k : q1;
+    } else {
+        i++;
+        beg = (long long)i * num_k;
+        if (beg >= q1) return false;
+        end = q1;
+    }
+    sg.unit = p.dp_tiles + i;
+    sg.kb0 = (int)(beg - (long long)i * num_k);
+    sg.kb1 = (int)(end - (long long)i * num_k);
+    sg.role = sg.kb0 > 0 ? 1 : 2;
+    sg.last = sg.role == 2 ? sk_cta_of((long long)(i + 1) * num_k - 1, S, G) : 0;
+    return true;
+}
 
 /* Grouped order of scheduling units (a unit = CLUSTER vertically adjacent tiles, one per CTA of a cluster;
  * for CLUSTER 1 a unit is a tile): groups of `group` unit rows; M fastest inside a group, then N. */
@@ -423,9 +495,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 for (int q = 0; q < C::B_PARTS; q++) mg_tma_prefetch_desc(&p.b[q]);
             }
             int it = 0;
-            for (int unit = first_unit; unit < num_units; unit += unit_step) {
+            Seg sg;
+            for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
                 int um, tn;
-                tile_coords(unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
+                tile_coords(sg.unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
                 const int tm = um * C::CLUSTER + rank;
                 /* Every box is issued in every k-iteration (expect_tx is always STAGE_BYTES), and no box lies
                  * wholly outside the tensor: a tile below M (cluster rank past the last M-tile) re-reads rows of
@@ -435,7 +508,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 const int row_a = tm < tiles_m ? tm * C::BM : 0;
                 int row_b = tn * C::BN + rank * C::B_BOX_ROWS;
                 if (row_b >= N) row_b = tn * C::BN;
-                for (int kb = 0; kb < num_k; kb++, it++) {
+                for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
                     if (u > 0) {
@@ -502,9 +575,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     uint32_t fr0[2][2][4], fr1[2][2][4]; /* [k16 step][hi, lo][register]: two sets, see the mainloop */
     (void)smem_base; (void)a_off; (void)ch0; (void)ch1; (void)fr0; (void)fr1;
 
-    for (int unit = first_unit; unit < num_units; unit += unit_step) {
+    Seg sg;
+    for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
         int um, tn;
-        tile_coords(unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
+        tile_coords(sg.unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
         const int tm = um * C::CLUSTER + rank; /* may be >= tiles_m (cluster M tail): the epilogue masks it all */
 
 #pragma unroll
@@ -516,16 +590,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
              * that with one wgmma group in flight (wait_group 1) no set is rewritten while a pending wgmma still
              * reads it (PTX ISA: A registers of a wgmma must not change before a wait_group covering it). The
              * loop is unrolled by two in straight-line code so each set is its own registers. */
-            int kb = 0;
-            while (kb < num_k) {
-                rs_kiter<C>(acc, fr0, smem, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
+            int kb = sg.kb0;   /* rs_kiter gets the index within the segment: it releases from the second on */
+            while (kb < sg.kb1) {
+                rs_kiter<C>(acc, fr0, smem, smem_base, full, empty, it, kb - sg.kb0, a_off, ch0, ch1, lane);
                 kb++, it++;
-                if (kb >= num_k) break;
-                rs_kiter<C>(acc, fr1, smem, smem_base, full, empty, it, kb, a_off, ch0, ch1, lane);
+                if (kb >= sg.kb1) break;
+                rs_kiter<C>(acc, fr1, smem, smem_base, full, empty, it, kb - sg.kb0, a_off, ch0, ch1, lane);
                 kb++, it++;
             }
         } else {
-        for (int kb = 0; kb < num_k; kb++, it++) {
+        for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
             const int s = it % C::STAGES;
             mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
             const uint8_t *st = smem + s * C::STAGE_BYTES;
@@ -543,7 +617,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                             mg_desc_advance(db_hi, off), mg_desc_advance(db_lo, off));
             }
             mg_wgmma_commit();
-            if (kb > 0) {
+            if (kb > sg.kb0) {
                 /* At most this k-iteration's group is pending: the previous stage has been read. */
                 mg_wgmma_wait<1>();
                 if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
@@ -552,7 +626,34 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         }
         mg_wgmma_wait<0>();
         mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
-        if (num_k > 0 && lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
+        if (sg.kb1 > sg.kb0 && lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
+
+        if constexpr (C::CLUSTER == 1) {
+            /* Stream-K: slot layout [cta][consumer][i][tid] (coalesced: a warp stores 32 consecutive floats). */
+            constexpr int SLOT = (C::BN / 2) * 128;
+            if (sg.role == 1) {
+                float *dst = p.sk_part + ((size_t)blockIdx.x * C::CONSUMERS + c) * SLOT + tid;
+#pragma unroll
+                for (int i = 0; i < C::BN / 2; i++) __stcg(dst + i * 128, acc[i]);
+                __threadfence();            /* each thread's stores are visible GPU-wide before the flag */
+                named_bar_sync(1 + c, 128); /* ... all 128 threads' */
+                if (tid == 0) mg_st_release_gpu(&p.sk_flag[blockIdx.x * C::CONSUMERS + c], 1);
+                continue;                   /* the owner of the tile runs its epilogue */
+            }
+            if (sg.role == 2) {
+                for (int o = (int)blockIdx.x + 1; o <= sg.last; o++) {
+                    int *flag = &p.sk_flag[o * C::CONSUMERS + c];
+                    if (tid == 0) {
+                        while (mg_ld_acquire_gpu(flag) == 0) __nanosleep(64);
+                        *flag = 0;          /* nothing else reads it in this launch: zero for the next one */
+                    }
+                    named_bar_sync(1 + c, 128); /* the acquire above orders the slot reads below */
+                    const float *src = p.sk_part + ((size_t)o * C::CONSUMERS + c) * SLOT + tid;
+#pragma unroll
+                    for (int i = 0; i < C::BN / 2; i++) acc[i] += __ldcg(src + i * 128);
+                }
+            }
+        }
 
         /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
         const int n0 = tn * C::BN;
@@ -685,9 +786,39 @@ template <class C, class K> int max_active_clusters(K kern, const cudaLaunchConf
     return n; /* 0: the cluster does not fit; the caller reports it */
 }
 
+inline size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
+
+/* Stream-K workspace for a grid of G CTAs: the accumulator slots, then the flags. */
+template <class C> size_t sk_part_bytes(int G) {
+    return align256((size_t)G * C::CONSUMERS * (C::BN / 2) * 128 * sizeof(float));
+}
+template <class C> size_t sk_slot_bytes(int G) { return sk_part_bytes<C>(G) + align256((size_t)G * C::CONSUMERS * 4); }
+
+/* Multiprocessors of the current device (0 if the query fails). */
+inline int device_sms() {
+    int d = 0, n = 0;
+    if (cudaGetDevice(&d) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+/* Workspace bytes the stream-K tail may need for problem p or any sub-batch of it (mg_forward_rows: m <= p->m),
+ * on the current device; 0 when it can never be used (clusters, K = 0, or too little work: the tail's k-iteration
+ * count grows with m, so the full M bounds it). The plan zeroes its workspace once (the flags start at 0). */
+template <class C> size_t sk_workspace_bytes(const mg_problem *p) {
+    if (C::CLUSTER != 1 || p->k == 0) return 0;
+    const int G = device_sms();
+    if (G <= 0) return 0;
+    const long long tiles = (long long)mg_cdiv(p->m, C::BM) * mg_cdiv(p->n, C::BN);
+    if (tiles * mg_cdiv(p->k, C::BK) < 4LL * G) return 0;
+    return sk_slot_bytes<C>(G);
+}
+
 /* Launches the kernel. The descriptors in prm must already describe x (a) and W (b); bias, partial, shape are
- * filled here. Sets a->ntiles. */
-template <class C> mg_status run(mg_launch_args *a, Params &prm) {
+ * filled here. Sets a->ntiles. sk_ws / sk_bytes: the launcher's stream-K region of the workspace (may be NULL). */
+template <class C> mg_status run(mg_launch_args *a, Params &prm, void *sk_ws = nullptr, size_t sk_bytes = 0) {
     const mg_problem *p = &a->p;
     prm.bias = a->b;
     prm.partial = a->partial;
@@ -704,7 +835,26 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm) {
     /* Idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on). */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
     if constexpr (C::CLUSTER == 1) {
-        const int grid = (int)(tiles < sms ? tiles : sms);
+        int grid = (int)(tiles < sms ? tiles : sms);
+        prm.dp_tiles = (int)tiles;
+        prm.sk_tiles = 0;
+        /* Stream-K tail (header comment): the tiles of the last, partial wave (all of them below one wave) are
+         * split into `sms` equal k-ranges, when each range gets at least 4 k-iterations. */
+        static const bool sk_on = !(getenv("MG_WS_STREAMK") && strcmp(getenv("MG_WS_STREAMK"), "0") == 0);
+        const long long nk = mg_cdiv(p->k, C::BK);
+        if (sk_on && nk > 0 && tiles % sms != 0) {
+            const long long skt = tiles < sms ? tiles : tiles % sms;
+            if (skt * nk >= 4LL * sms && sk_ws && sk_bytes >= sk_slot_bytes<C>(sms)) {
+                prm.dp_tiles = (int)(tiles - skt);
+                prm.sk_tiles = (int)skt;
+                prm.sk_part = static_cast<float *>(sk_ws);
+                prm.sk_flag = reinterpret_cast<int *>(static_cast<char *>(sk_ws) + sk_part_bytes<C>(sms));
+                grid = sms;
+            }
+        }
+        if (getenv("MG_VERBOSE"))
+            fprintf(stderr, "wgmma_ws: tiles %lld, grid %d, whole tiles %d, stream-K tiles %d, k-blocks %lld\n", tiles,
+                    grid, prm.dp_tiles, prm.sk_tiles, nk);
         kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
         MG_LAUNCH_CHECK();
         return MG_OK;
@@ -848,7 +998,6 @@ inline mg_status dev_alloc(mg_prepared *out, int slot, size_t bytes, const char 
     return MG_OK;
 }
 
-inline size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
 
 }  // namespace mgws
 

@@ -230,6 +230,7 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     }
     CUDA_OR(st, cudaMalloc((void **)&pl->partial, part_bytes ? part_bytes : 4));
     if (pl->ws_bytes) CUDA_OR(st, cudaMalloc(&pl->ws, pl->ws_bytes));
+    if (pl->ws_bytes) CUDA_OR(st, cudaMemset(pl->ws, 0, pl->ws_bytes));   /* the contract: zeroed once (mg_kernel.h) */
     CUDA_OR(st, cudaMalloc(&pl->fin_scratch, mg_finalize_scratch_bytes((int)len) + 16));
     pl->sc_used = -1;
     if (p.max_dim == 1) {

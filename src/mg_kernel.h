@@ -57,7 +57,8 @@ typedef struct mg_launch_args {
 typedef struct mg_kernel_ops {
     /* How many partial rows the launch may write for this problem. */
     int (*partial_tiles)(const mg_problem *p);
-    /* Scratch bytes the launch needs (may be NULL: none). */
+    /* Scratch bytes the launch needs (may be NULL: none). The owner zeroes the scratch ONCE when it allocates it;
+     * a kernel that keeps state there between launches (wgmma_ws's stream-K flags) must leave it zero again. */
     size_t (*workspace_bytes)(const mg_problem *p);
     /* Returns MG_OK if this kernel can run p, else MG_ERR_UNSUPPORTED with mg_set_error() saying why
      * (may be NULL: everything in its precision mask is supported). */

@@ -185,6 +185,7 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
     float *partial = det_dmalloc((size_t)REPS * per_run * sizeof(float));
     const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
     void *ws = ws_bytes ? det_dmalloc(ws_bytes) : NULL;
+    if (ws) MG_TEST_CUDA(cudaMemset(ws, 0, ws_bytes));   /* zeroed once, as the plan does (mg_kernel.h) */
     MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, prec, det_seed(kern->id, prec, si, dim, 1), st));
     mg_prepared prep;
     memset(&prep, 0, sizeof prep);

@@ -111,9 +111,12 @@ static const mg_precision TWO_PRECS[2] = {MG_PREC_FP32, MG_PREC_BF16};
 
 typedef struct { int64_t m, n, k; } shape3;
 
-/* The public-API shapes. The last one is the headline. */
+/* The public-API shapes. The last one is the headline. 300 x 1000 x 4100 and 2 x 8192 x 4096 run kernels 4 and 6
+ * with every tile split across several CTAs by the stream-K tail (up to 11 segments per tile, odd M, N, K tails;
+ * T < one wave); the headline runs 132 whole tiles, then 124 split ones. */
 static const shape3 SHAPES[] = {
-    {1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {1000, 1000, 1000}, {5, 7, 0}, {1024, 8192, 8192},
+    {1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {1000, 1000, 1000}, {5, 7, 0}, {300, 1000, 4100}, {2, 8192, 4096},
+    {1024, 8192, 8192},
 };
 enum { N_SHAPES = sizeof SHAPES / sizeof SHAPES[0], HEADLINE = N_SHAPES - 1, SHAPE_NEG_DIMS = 1 };
 
@@ -533,6 +536,7 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 float *partial = dmalloc((size_t)tiles * len * sizeof(float));
                 const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
                 void *ws = ws_bytes ? dmalloc(ws_bytes) : NULL;
+                if (ws) MG_TEST_CUDA(cudaMemset(ws, 0, ws_bytes));   /* zeroed once, as the plan does */
                 MG_TEST_OK(mg_poison(partial, (size_t)tiles * len, MG_PREC_FP32, st));
 
                 mg_launch_args a;
