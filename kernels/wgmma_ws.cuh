@@ -67,10 +67,12 @@
  *   registers (the rules of kernels/split.cu) and issues 6 register-A wgmma (m64nBNk16, 2 k16 steps x lo*hi,
  *   hi*lo, hi*hi). Two register sets of A fragments alternate between k-iterations, so keeping one wgmma group in
  *   flight never rewrites registers that a pending wgmma reads. Barriers, phases, clusters, epilogue: unchanged.
- * STREAM-K TAIL (cluster 1; notes/04_wgmma_ws.md "Stream-K"): with T tiles on a grid of G = num_sms CTAs, the
- *   first floor(T / G) * G tiles run whole, one per CTA per wave (as above); the R = T mod G tiles left (all T
- *   when T < G) would leave G - R SMs idle for a whole tile, so their R * num_k k-iterations are cut into G equal
- *   contiguous ranges instead, one per CTA, in tile order. A range covers at most two tiles: the end of one
+ * STREAM-K (cluster 1; notes/04_wgmma_ws.md "Stream-K"): the kernel can run the first dp_tiles tiles whole and
+ *   split the R = sk_tiles tiles after them into G = num_sms equal contiguous ranges of k-iterations, one per
+ *   CTA, in tile order. The launcher uses it only for small problems, T <= G / 2 tiles (dp_tiles = 0): whole
+ *   tiles would leave more than half the SMs idle (M <= 256 at N = 8192, where W streaming is the cost). A
+ *   tail of a larger problem is NOT split: measured 11-47% slower at the headline (the tiles that share a W
+ *   panel lose the lockstep that lets the L2 serve the panel once). A range covers at most two tiles: the end of one
  *   (a non-head segment, starting at kb > 0) and the start of the next (a head segment, from kb = 0). Each CTA
  *   does its non-head segment first and stores its fp32 accumulators to its slot of the stream-K workspace,
  *   then raises its flag (fence, then the flag). The CTA whose range holds a tile's first k-iteration owns the
@@ -218,7 +220,7 @@ struct Params {
     const void *bias;
     float *partial;
     int m, n, k, max_dim;
-    /* stream-K tail (cluster 1): tiles [0, dp_tiles) run whole, tiles [dp_tiles, dp_tiles + sk_tiles) are split
+    /* stream-K (cluster 1): tiles [0, dp_tiles) run whole, tiles [dp_tiles, dp_tiles + sk_tiles) are split
      * into gridDim.x k-ranges; sk_part holds gridDim.x * CONSUMERS slots of 64 x BN floats, sk_flag as many ints
      * (zero between launches). sk_tiles = 0: every tile whole. */
     float *sk_part;
@@ -804,15 +806,17 @@ inline int device_sms() {
     return n;
 }
 
-/* Workspace bytes the stream-K tail may need for problem p or any sub-batch of it (mg_forward_rows: m <= p->m),
+/* Workspace bytes stream-K may need for problem p or any sub-batch of it (mg_forward_rows: m <= p->m),
  * on the current device; 0 when it can never be used (clusters, K = 0, or too little work: the tail's k-iteration
  * count grows with m, so the full M bounds it). The plan zeroes its workspace once (the flags start at 0). */
 template <class C> size_t sk_workspace_bytes(const mg_problem *p) {
     if (C::CLUSTER != 1 || p->k == 0) return 0;
     const int G = device_sms();
     if (G <= 0) return 0;
-    const long long tiles = (long long)mg_cdiv(p->m, C::BM) * mg_cdiv(p->n, C::BN);
-    if (tiles * mg_cdiv(p->k, C::BK) < 4LL * G) return 0;
+    /* the most tiles any m <= M can split (run(): at most G / 2), and the fewest (m = 1: one tile row) */
+    const long long tiles_n = mg_cdiv(p->n, C::BN), tiles = (long long)mg_cdiv(p->m, C::BM) * tiles_n;
+    const long long most = tiles < G / 2 ? tiles : G / 2;
+    if (tiles_n > G / 2 || most * mg_cdiv(p->k, C::BK) < 4LL * G) return 0;
     return sk_slot_bytes<C>(G);
 }
 
@@ -838,12 +842,15 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, void *sk_ws = n
         int grid = (int)(tiles < sms ? tiles : sms);
         prm.dp_tiles = (int)tiles;
         prm.sk_tiles = 0;
-        /* Stream-K tail (header comment): the tiles of the last, partial wave (all of them below one wave) are
-         * split into `sms` equal k-ranges, when each range gets at least 4 k-iterations. */
+        /* Stream-K (header comment): when the tiles would leave more than half the SMs idle (small M), all of
+         * them are split into `sms` equal k-ranges, if each range gets at least 4 k-iterations. Not for the
+         * last partial wave of a larger problem (r14: the headline ran 11-47% SLOWER that way: CTAs at
+         * different k offsets of the tiles that share a W panel break the lockstep that lets L2 serve the
+         * panel to all of them; notes/04_wgmma_ws.md "Stream-K"). */
         static const bool sk_on = !(getenv("MG_WS_STREAMK") && strcmp(getenv("MG_WS_STREAMK"), "0") == 0);
         const long long nk = mg_cdiv(p->k, C::BK);
-        if (sk_on && nk > 0 && tiles % sms != 0) {
-            const long long skt = tiles < sms ? tiles : tiles % sms;
+        if (sk_on && nk > 0 && 2 * tiles <= sms) {
+            const long long skt = tiles;
             if (skt * nk >= 4LL * sms && sk_ws && sk_bytes >= sk_slot_bytes<C>(sms)) {
                 prm.dp_tiles = (int)(tiles - skt);
                 prm.sk_tiles = (int)skt;

@@ -111,9 +111,9 @@ static const mg_precision TWO_PRECS[2] = {MG_PREC_FP32, MG_PREC_BF16};
 
 typedef struct { int64_t m, n, k; } shape3;
 
-/* The public-API shapes. The last one is the headline. 300 x 1000 x 4100 and 2 x 8192 x 4096 run kernels 4 and 6
- * with every tile split across several CTAs by the stream-K tail (up to 11 segments per tile, odd M, N, K tails;
- * T < one wave); the headline runs 132 whole tiles, then 124 split ones. */
+/* The public-API shapes. The last one is the headline. 300 x 1000 x 4100 (12 tiles, odd M, N, K tails) and
+ * 2 x 8192 x 4096 (32 tiles) run kernels 4 and 6 with every tile split across several CTAs by stream-K (up to
+ * 11 segments per tile); the headline runs whole tiles. */
 static const shape3 SHAPES[] = {
     {1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {1000, 1000, 1000}, {5, 7, 0}, {300, 1000, 4100}, {2, 8192, 4096},
     {1024, 8192, 8192},
