@@ -31,7 +31,7 @@ static const mg_kernel table[] = {
                                                                                                      P_TF32 | P_BF16,          80, "mma_sync",     2, 0, "mma_sync_kernel", &mg_ops_mma_sync},
     {3, "wgmma_tma",     "wgmma from TMA-loaded swizzled smem, mbarrier multi-stage ring, fused epilogue",
                                                                                                      P_TF32 | P_BF16,          90, "wgmma_tma",    3, 0, "wgmma_tma_kernel", &mg_ops_wgmma_tma},
-    {4, "wgmma_ws",      "warp-specialized wgmma: TMA producer + 2 consumer warpgroups (setmaxnreg), persistent grouped grid, fused epilogue overlapping the next tile's loads",
+    {4, "wgmma_ws",      "warp-specialized wgmma: TMA producer + 2 consumer warpgroups (setmaxnreg), persistent grouped grid, fused epilogue overlapping the next tile's loads, stream-K below half a wave",
                                                                                                      P_TF32 | P_BF16,          90, "wgmma_ws",     4, 0, "ws_kernel", &mg_ops_wgmma_ws},
     {5, "cublas_bf16x3", "cuBLAS split precision: x, W split to bf16 hi/lo, hi*hi + hi*lo + lo*hi in three GemmEx calls, then bias+max and finalize",
                                                                                                      P_FP32,                   80, "-",            2, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_", &mg_ops_cublas_bf16x3},
