@@ -13,8 +13,11 @@
  * CTAs persist so the epilogue of one tile hides under the loads of the next.
  *   - optional clusters of 2 CTAs along M (tile config `cluster 2`): each CTA loads half of the shared W tile and
  *     multicasts it to both (TMA .multicast::cluster), a third less L2 -> SM traffic.
+ *   - stream-K when the tiles would leave more than half the SMs idle (small M): the k-iterations of all tiles are
+ *     split into num_sms equal ranges, partial accumulators fixed up in a fixed order through the workspace.
  * Tile shapes: tile_configs/wgmma_ws.cfg. Measured (H200, cluster 1): bf16 0.1766 ms (1.01x cuBLAS), tf32 0.3312
- * (1.03x); cluster variants: notes/04_wgmma_ws.md.
+ * (1.03x); cluster variants: notes/04_wgmma_ws.md. Stream-K (runs 14-15): M = 1 / 64 / 256, N = K = 8192, bf16
+ * 0.0858 / 0.0862 / 0.0880 ms -> 0.0550 / 0.0557 / 0.0675, tf32 M = 64 0.161 -> 0.092 ms; the headline unchanged.
  *
  * Operands: x (M x K) and W (N x K), both K-major, read by TMA straight from the caller's buffers when rows are
  * 16-byte multiples (K * elem % 16 == 0) and the base is 16-byte aligned. Otherwise W is copied once in prepare
