@@ -351,57 +351,38 @@ template <int N>
 __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
 
 /* The accumulator operands of an m64nN wgmma, N/2 = 32, 64, 96 or 128 registers per thread: the PTX register
- * list "{%0, ..., %(N/2-1)}" and the matching "+f" constraints. One definition each, shared by every wrapper. */
-#define MG_ACC_STR_32 \
-    "{%0, %1, %2, %3, %4, %5, %6, %7,"\
+ * list "{%0, ..., %(N/2-1)}" (built from runs of 32 register names) and the matching "+f" constraints (runs of
+ * 8). One definition each, shared by every wrapper. */
+#define MG_ACC_R0 \
+    "%0, %1, %2, %3, %4, %5, %6, %7,"\
     " %8, %9, %10, %11, %12, %13, %14, %15,"\
     " %16, %17, %18, %19, %20, %21, %22, %23,"\
-    " %24, %25, %26, %27, %28, %29, %30, %31}"
-#define MG_ACC_STR_64 \
-    "{%0, %1, %2, %3, %4, %5, %6, %7,"\
-    " %8, %9, %10, %11, %12, %13, %14, %15,"\
-    " %16, %17, %18, %19, %20, %21, %22, %23,"\
-    " %24, %25, %26, %27, %28, %29, %30, %31,"\
+    " %24, %25, %26, %27, %28, %29, %30, %31"
+#define MG_ACC_R32 \
     " %32, %33, %34, %35, %36, %37, %38, %39,"\
     " %40, %41, %42, %43, %44, %45, %46, %47,"\
     " %48, %49, %50, %51, %52, %53, %54, %55,"\
-    " %56, %57, %58, %59, %60, %61, %62, %63}"
-#define MG_ACC_STR_96 \
-    "{%0, %1, %2, %3, %4, %5, %6, %7,"\
-    " %8, %9, %10, %11, %12, %13, %14, %15,"\
-    " %16, %17, %18, %19, %20, %21, %22, %23,"\
-    " %24, %25, %26, %27, %28, %29, %30, %31,"\
-    " %32, %33, %34, %35, %36, %37, %38, %39,"\
-    " %40, %41, %42, %43, %44, %45, %46, %47,"\
-    " %48, %49, %50, %51, %52, %53, %54, %55,"\
-    " %56, %57, %58, %59, %60, %61, %62, %63,"\
+    " %56, %57, %58, %59, %60, %61, %62, %63"
+#define MG_ACC_R64 \
     " %64, %65, %66, %67, %68, %69, %70, %71,"\
     " %72, %73, %74, %75, %76, %77, %78, %79,"\
     " %80, %81, %82, %83, %84, %85, %86, %87,"\
-    " %88, %89, %90, %91, %92, %93, %94, %95}"
-#define MG_ACC_STR_128 \
-    "{%0, %1, %2, %3, %4, %5, %6, %7,"\
-    " %8, %9, %10, %11, %12, %13, %14, %15,"\
-    " %16, %17, %18, %19, %20, %21, %22, %23,"\
-    " %24, %25, %26, %27, %28, %29, %30, %31,"\
-    " %32, %33, %34, %35, %36, %37, %38, %39,"\
-    " %40, %41, %42, %43, %44, %45, %46, %47,"\
-    " %48, %49, %50, %51, %52, %53, %54, %55,"\
-    " %56, %57, %58, %59, %60, %61, %62, %63,"\
-    " %64, %65, %66, %67, %68, %69, %70, %71,"\
-    " %72, %73, %74, %75, %76, %77, %78, %79,"\
-    " %80, %81, %82, %83, %84, %85, %86, %87,"\
-    " %88, %89, %90, %91, %92, %93, %94, %95,"\
+    " %88, %89, %90, %91, %92, %93, %94, %95"
+#define MG_ACC_R96 \
     " %96, %97, %98, %99, %100, %101, %102, %103,"\
     " %104, %105, %106, %107, %108, %109, %110, %111,"\
     " %112, %113, %114, %115, %116, %117, %118, %119,"\
-    " %120, %121, %122, %123, %124, %125, %126, %127}"
+    " %120, %121, %122, %123, %124, %125, %126, %127"
+#define MG_ACC_STR_32 "{" MG_ACC_R0 "}"
+#define MG_ACC_STR_64 "{" MG_ACC_R0 "," MG_ACC_R32 "}"
+#define MG_ACC_STR_96 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "}"
+#define MG_ACC_STR_128 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "," MG_ACC_R96 "}"
 #define MG_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
     "+f"(d[i + 6]), "+f"(d[i + 7])
 #define MG_ACC_OPS_32 MG_ACC8(0), MG_ACC8(8), MG_ACC8(16), MG_ACC8(24)
-#define MG_ACC_OPS_64 MG_ACC8(0), MG_ACC8(8), MG_ACC8(16), MG_ACC8(24), MG_ACC8(32), MG_ACC8(40), MG_ACC8(48), MG_ACC8(56)
-#define MG_ACC_OPS_96 MG_ACC8(0), MG_ACC8(8), MG_ACC8(16), MG_ACC8(24), MG_ACC8(32), MG_ACC8(40), MG_ACC8(48), MG_ACC8(56), MG_ACC8(64), MG_ACC8(72), MG_ACC8(80), MG_ACC8(88)
-#define MG_ACC_OPS_128 MG_ACC8(0), MG_ACC8(8), MG_ACC8(16), MG_ACC8(24), MG_ACC8(32), MG_ACC8(40), MG_ACC8(48), MG_ACC8(56), MG_ACC8(64), MG_ACC8(72), MG_ACC8(80), MG_ACC8(88), MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), MG_ACC8(120)
+#define MG_ACC_OPS_64 MG_ACC_OPS_32, MG_ACC8(32), MG_ACC8(40), MG_ACC8(48), MG_ACC8(56)
+#define MG_ACC_OPS_96 MG_ACC_OPS_64, MG_ACC8(64), MG_ACC8(72), MG_ACC8(80), MG_ACC8(88)
+#define MG_ACC_OPS_128 MG_ACC_OPS_96, MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), MG_ACC8(120)
 
 /* One specialisation of mg_wgmma_bf16 / mg_wgmma_tf32 (A and B from shared memory). NACC = N / 2; IA, IB, IP are
  * the operand numbers of desc_a, desc_b and scale_d (NACC, NACC + 1, NACC + 2); TYPE is the k and type suffix of

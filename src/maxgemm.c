@@ -589,6 +589,13 @@ static mg_status poll_count(mg_plan *pl, unsigned seq, void *stream, int *cnt) {
     return MG_OK;
 }
 
+/* Whether a failed graph build (tail or graph mode) would fail again on the next call: CUDA / cuBLAS failures
+ * (capture, instantiation, allocation) would, so the plan stops paying for them until the weights or the mode
+ * change. Argument checks of this call's x or out (MG_ERR_UNSUPPORTED, ...) fall back for this call only. */
+static int build_failure_recurs(mg_status st) {
+    return st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY;
+}
+
 static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
     /* A caller capturing its stream cannot have the host wait on the device, nor launch our graph inside its
      * capture portably: the full path is capturable and bit-identical. */
@@ -609,7 +616,7 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
                 pl->sc_used = MG_SHORTCUT_TAIL;
                 return MG_OK;
             }
-            if (st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY) pl->tail_failed = 1;
+            if (build_failure_recurs(st)) pl->tail_failed = 1;
             snprintf(pl->tail_why, sizeof pl->tail_why, "tail: %s", mg_last_error());
         }
         mode = MG_SHORTCUT_GRAPH;
@@ -622,9 +629,7 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
                 pl->sc_used = MG_SHORTCUT_GRAPH;
                 return MG_OK;
             }
-            /* CUDA / cuBLAS failures (capture, instantiation) would recur: do not pay for them on every call.
-             * Argument checks of this call's x or out (MG_ERR_UNSUPPORTED, ...) fall back for this call only. */
-            if (st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY) pl->graph_failed = 1;
+            if (build_failure_recurs(st)) pl->graph_failed = 1;
             /* keeps tail mode's reason, when it fell back from there, in front */
             snprintf(pl->graph_why, sizeof pl->graph_why, "%s%sgraph: %s", pl->tail_why, *pl->tail_why ? "; " : "",
                      mg_last_error());
