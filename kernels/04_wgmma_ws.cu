@@ -50,7 +50,8 @@ int ws_partial_tiles(const mg_problem *p) {
     return p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16>(p) : mgws::partial_rows<CfgTF32>(p);
 }
 
-/* Workspace: [padded x, when TMA cannot read x in place][the stream-K slots and flags, when they can be used]. */
+/* Workspace: [padded x, when TMA cannot read x in place] ... [the stream-K slots and flags, when they can be used:
+ * always the last bytes, mgws::run]. */
 size_t pad_bytes(const mg_problem *p) {
     if (p->k == 0 || !needs_pad(p)) return 0;
     return mgws::align256((size_t)p->m * (size_t)ws_ld(p) * mg_elem_bytes(p->prec));
@@ -127,10 +128,7 @@ template <class C> mg_status launch_cfg(mg_launch_args *a) {
         if (st != MG_OK) return st;
         memcpy(&prm.b[0], &static_cast<const mgws::PreparedHost *>(a->prep->host)->b[0], sizeof(CUtensorMap));
     }
-    /* The stream-K region sits after the padded x; run() checks that it is large enough for this grid. */
-    const size_t pad = pad_bytes(p), total = ws_workspace_bytes(p);
-    void *sk_ws = a->ws && total > pad ? static_cast<char *>(a->ws) + pad : nullptr;
-    return mgws::run<C>(a, prm, sk_ws, total - pad);
+    return mgws::run<C>(a, prm, pad_bytes(p));   /* the stream-K slots sit at the workspace's end */
 }
 
 mg_status ws_launch(mg_launch_args *a) {

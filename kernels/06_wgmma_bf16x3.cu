@@ -75,7 +75,8 @@ size_t x_bytes(const mg_problem *p) {
     else return mgws::align256(2 * x_part_bytes(p));
 }
 
-/* Workspace: [x: padded copy (RS) or hi + lo (pre-split)][the stream-K slots and flags, when they can be used]. */
+/* Workspace: [x: padded copy (RS) or hi + lo (pre-split)] ... [the stream-K slots and flags, when they can be used:
+ * always the last bytes, mgws::run]. */
 size_t x3_workspace_bytes(const mg_problem *p) { return x_bytes(p) + mgws::sk_workspace_bytes<CfgX3>(p); }
 
 mg_status x3_supports(const mg_problem *p, int sm) {
@@ -164,9 +165,7 @@ mg_status x3_launch(mg_launch_args *a) {
         }
         memcpy(&prm.b[0], static_cast<const mgws::PreparedHost *>(a->prep->host)->b, 2 * sizeof(CUtensorMap));
     }
-    const size_t xb = x_bytes(p), total = x3_workspace_bytes(p);
-    void *sk_ws = a->ws && total > xb ? static_cast<char *>(a->ws) + xb : nullptr;
-    return mgws::run<CfgX3>(a, prm, sk_ws, total - xb);
+    return mgws::run<CfgX3>(a, prm, x_bytes(p));   /* the stream-K slots sit at the workspace's end */
 }
 
 }  // namespace

@@ -821,8 +821,12 @@ template <class C> size_t sk_workspace_bytes(const mg_problem *p) {
 }
 
 /* Launches the kernel. The descriptors in prm must already describe x (a) and W (b); bias, partial, shape are
- * filled here. Sets a->ntiles. sk_ws / sk_bytes: the launcher's stream-K region of the workspace (may be NULL). */
-template <class C> mg_status run(mg_launch_args *a, Params &prm, void *sk_ws = nullptr, size_t sk_bytes = 0) {
+ * filled here. Sets a->ntiles. own_ws: the bytes at the start of the workspace that the launcher itself uses for
+ * this launch (padded or split x). The stream-K slots and flags are the LAST sk_slot_bytes of the workspace: a
+ * place that does not move with a sub-batch's m (mg_forward_rows), so the flags found there are the ones the
+ * previous launch left at zero, whatever m it had (the launcher's own region grows with m and would overlap
+ * them otherwise). */
+template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws = 0) {
     const mg_problem *p = &a->p;
     prm.bias = a->b;
     prm.partial = a->partial;
@@ -838,6 +842,7 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, void *sk_ws = n
     auto kern = ws_kernel<C>;
     /* Idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on). */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
+    static const bool verbose = getenv("MG_VERBOSE") != nullptr;   /* launch geometry, for tuning runs */
     if constexpr (C::CLUSTER == 1) {
         int grid = (int)(tiles < sms ? tiles : sms);
         prm.dp_tiles = (int)tiles;
@@ -849,17 +854,16 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, void *sk_ws = n
          * panel to all of them; notes/04_wgmma_ws.md "Stream-K"). */
         static const bool sk_on = !(getenv("MG_WS_STREAMK") && strcmp(getenv("MG_WS_STREAMK"), "0") == 0);
         const long long nk = mg_cdiv(p->k, C::BK);
-        if (sk_on && nk > 0 && 2 * tiles <= sms) {
-            const long long skt = tiles;
-            if (skt * nk >= 4LL * sms && sk_ws && sk_bytes >= sk_slot_bytes<C>(sms)) {
-                prm.dp_tiles = (int)(tiles - skt);
-                prm.sk_tiles = (int)skt;
-                prm.sk_part = static_cast<float *>(sk_ws);
-                prm.sk_flag = reinterpret_cast<int *>(static_cast<char *>(sk_ws) + sk_part_bytes<C>(sms));
-                grid = sms;
-            }
+        const size_t slots = sk_slot_bytes<C>(sms);
+        if (sk_on && nk > 0 && 2 * tiles <= sms && tiles * nk >= 4LL * sms && a->ws && a->ws_bytes >= own_ws + slots) {
+            char *sk_ws = static_cast<char *>(a->ws) + (a->ws_bytes - slots);
+            prm.dp_tiles = 0;
+            prm.sk_tiles = (int)tiles;
+            prm.sk_part = reinterpret_cast<float *>(sk_ws);
+            prm.sk_flag = reinterpret_cast<int *>(sk_ws + sk_part_bytes<C>(sms));
+            grid = sms;
         }
-        if (getenv("MG_VERBOSE"))
+        if (verbose)
             fprintf(stderr, "wgmma_ws: tiles %lld, grid %d, whole tiles %d, stream-K tiles %d, k-blocks %lld\n", tiles,
                     grid, prm.dp_tiles, prm.sk_tiles, nk);
         kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
@@ -887,7 +891,7 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, void *sk_ws = n
                                 C::CLUSTER, C::THREADS, C::SMEM_BYTES);
         const int clusters = (int)(units < clusters_max ? units : clusters_max);
         cfg.gridDim = dim3((unsigned)(clusters * C::CLUSTER), 1, 1);
-        if (getenv("MG_VERBOSE"))   /* launch geometry, for tuning runs */
+        if (verbose)
             fprintf(stderr, "wgmma_ws: cluster %d, max active clusters %d, units %lld, grid %d CTAs, smem %d B\n",
                     C::CLUSTER, clusters_max, units, clusters * C::CLUSTER, C::SMEM_BYTES);
         MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));

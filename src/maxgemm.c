@@ -364,6 +364,7 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
     a.prep = &pl->prep;
     a.partial = pl->partial;
     a.ws = pl->ws;
+    a.ws_bytes = pl->ws_bytes;
     a.stream = stream;
     a.cublas = pl->cublas;
     a.num_sms = pl->num_sms;

@@ -47,7 +47,10 @@ typedef struct mg_launch_args {
     const mg_prepared *prep;/* what kernel->prepare made (zeroed if it has none) */
     float *partial;         /* kernel->partial_tiles(p) rows of M (max_dim 1) or N (max_dim 0) floats */
     int ntiles;             /* OUT: partial rows written */
-    void *ws;               /* scratch of kernel->workspace_bytes(p) bytes (may be NULL if 0) */
+    void *ws;               /* scratch of kernel->workspace_bytes() bytes (may be NULL if 0), sized for the plan's
+                             * problem: p.m here may be a sub-batch of it (mg_forward_rows) */
+    size_t ws_bytes;        /* the size of ws: a kernel that keeps state in its scratch between launches places it
+                             * at a position that does not move with p.m (wgmma_ws: the end) */
     void *stream;           /* cudaStream_t */
     void *cublas;           /* cublasHandle_t owned by the plan, already bound to stream */
     int num_sms;            /* of the current device */

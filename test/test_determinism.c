@@ -203,6 +203,7 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
         a.prep = &prep;
         a.partial = partial + (size_t)r * per_run;
         a.ws = ws;
+        a.ws_bytes = ws_bytes;
         a.stream = st;
         a.cublas = h;
         a.num_sms = num_sms;

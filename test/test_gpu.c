@@ -508,7 +508,9 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     cudaStream_t st;
     cublasHandle_t h;
     mg_test_launch_env(&st, &h, &num_sms);
-    const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}};
+    /* 3 x 5000 x 4100: kernels 4 and 6 split every tile by stream-K (the public API's max_dim 1 output is constant,
+     * so this is the only check of the row maxima that path produces); K = 4100 also makes kernel 4 bf16 pad x. */
+    const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100}};
     const mg_kernel_ops *ops = kern->ops;
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
@@ -548,6 +550,7 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 a.prep = &prep;
                 a.partial = partial;
                 a.ws = ws;
+                a.ws_bytes = ws_bytes;
                 a.stream = st;
                 a.cublas = h;
                 a.num_sms = num_sms;
@@ -592,5 +595,63 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     }
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
     cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Sub-batches of one plan (mg_forward_rows, m <= M) through stream-K: the launcher's own workspace region (padded x)
+ * grows with m, so the stream-K flags must sit where m does not move them, or a launch finds the previous
+ * launch's data where its zeroed flags should be. Each sub-batch of the M = 256 plan must give the same bits as a
+ * fresh plan made for exactly that m. Kernel 6 fp32 (K = 4096) and kernel 4 bf16 (K = 4100: x padded per call),
+ * max_dim 0 (its output depends on every column maximum), N = 8192: every m below splits all its tiles. */
+Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
+    MG_TEST_NEED_GPU();
+    const struct { int kernel; mg_precision prec; int64_t k; } cfgs[] = {{6, MG_PREC_FP32, 4096}, {4, MG_PREC_BF16, 4100}};
+    const int64_t M = 256, N = 8192;
+    const int64_t rows[] = {256, 64, 256, 3, 200, 256};
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    int ran = 0;
+    for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+        const mg_kernel *kern = mg_registry_find(cfgs[ci].kernel);
+        if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) continue;
+        const mg_precision pr = cfgs[ci].prec;
+        const int64_t k = cfgs[ci].k;
+        const size_t es = esize(pr);
+        mg_plan_desc d = mg_plan_desc_default();
+        d.m = M; d.n = N; d.k = k; d.max_dim = 0; d.precision = pr; d.kernel = cfgs[ci].kernel;
+        mg_plan *big = NULL;
+        MG_TEST_OK(mg_plan_create(&big, &d));
+        void *x = dmalloc((size_t)(M * k) * es), *W = dmalloc((size_t)(N * k) * es), *b = dmalloc((size_t)N * es);
+        void *o1 = dmalloc((size_t)N * es), *o2 = dmalloc((size_t)N * es);
+        void *h1 = hmalloc((size_t)N * es), *h2 = hmalloc((size_t)N * es);
+        MG_TEST_OK(mg_fill_seedlike(x, W, b, M, N, k, pr, case_seed(kern->id, pr, 40 + (int)ci, 0, 0), st));
+        MG_TEST_OK(mg_set_weights(big, W, b, st));
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            const int64_t m = rows[ri];
+            MG_TEST_OK(mg_forward_rows(big, m, x, o1, st));
+            mg_plan *one = NULL;
+            d.m = m;
+            MG_TEST_OK(mg_plan_create(&one, &d));
+            MG_TEST_OK(mg_set_weights(one, W, b, st));
+            MG_TEST_OK(mg_forward(one, x, o2, st));
+            MG_TEST_CUDA(cudaMemcpyAsync(h1, o1, (size_t)N * es, cudaMemcpyDeviceToHost, st));
+            MG_TEST_CUDA(cudaMemcpyAsync(h2, o2, (size_t)N * es, cudaMemcpyDeviceToHost, st));
+            MG_TEST_CUDA(cudaStreamSynchronize(st));
+            mg_plan_destroy(one);
+            size_t diff = 0, first = 0;
+            for (size_t j = 0; j < (size_t)N; j++)
+                if (memcmp((char *)h1 + j * es, (char *)h2 + j * es, es) != 0 && diff++ == 0) first = j;
+            cr_expect(diff == 0, "kernel %d (%s) %s M=%lld plan, sub-batch %zu (m = %lld) K=%lld: %zu of %lld outputs "
+                      "differ from a plan made for m; first [%zu]: %.9g vs %.9g", kern->id, kern->name,
+                      mg_precision_name(pr), (long long)M, ri, (long long)m, (long long)k, diff, (long long)N, first,
+                      out_value(h1, first, pr), out_value(h2, first, pr));
+            ran++;
+        }
+        mg_plan_destroy(big);
+        free(h1); free(h2);
+        MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
+        MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2));
+    }
+    cr_expect(ran > 0, "no stream-K sub-batch case ran (kernels 4 and 6 not built or no sm_90 GPU)");
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
