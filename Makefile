@@ -88,14 +88,19 @@ clean:
 # non-system shared libraries they load (Criterion and its dependencies), beside a run script. CUDA's own
 # libraries (cudart, cuBLAS) and glibc are left out: the GPU host has its own.
 BUNDLE_BINS := $(BUILD)/maxgemm $(BUILD)/test_maxgemm $(BUILD)/libmaxgemm.so $(wildcard $(BUILD)/maxgemm_bench) \
-               $(wildcard $(BUILD)/maxgemm_soak)
-bundle: all
+               $(wildcard $(BUILD)/maxgemm_soak) $(BUILD)/probe_l2
+bundle: all $(BUILD)/probe_l2
 	rm -rf bundle && mkdir -p bundle/bin bundle/lib
 	cp $(BUNDLE_BINS) bundle/bin/
 	for f in $(BUNDLE_BINS); do ldd $$f; done | awk '/=> \// {print $$3}' | sort -u | \
 	  grep -v -E '/(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|libstdc\+\+|ld-linux[^/]*|libcublas[^/]*|libcublasLt[^/]*|libcudart[^/]*)\.so' | \
 	  xargs -r -I{} cp -L {} bundle/lib/
 	@echo "bundle/: $$(ls bundle/bin | tr '\n' ' ')| libs: $$(ls bundle/lib | tr '\n' ' ')"
+
+# tools/probe_l2.cu: read-stream and L2-residency probe behind the short-circuit's classify (notes/shortcut.md)
+$(BUILD)/probe_l2: tools/probe_l2.cu $(BUILD)/libmaxgemm.so
+	@mkdir -p $(BUILD)
+	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -o $@ $< -L$(BUILD) -lmaxgemm -Xlinker -rpath,'$$ORIGIN'
 
 # ---- benchmark, plots, profiling: `make bench`, `make plots`, `make ncu KERNEL=N`, `make sass KERNEL=N` ----------
 # The commit recorded in every CSV row; override with `make bench MG_GIT_COMMIT=...` where there is no .git.

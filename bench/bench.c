@@ -933,6 +933,10 @@ int main(int argc, char **argv) {
     double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     fprintf(stderr, "maxgemm_bench: %d ok, %d skipped, %d FAILED, %d errors in %.1f s -> %s\n", counts[ST_OK],
             counts[ST_SKIPPED], counts[ST_FAIL], counts[ST_ERROR], wall, o.csv);
+    if (mg_timer_hold_timeouts(e.timer) > 0)
+        fprintf(stderr, "maxgemm_bench: WARNING: the timing hold timed out in %d sample batches (a timed function "
+                        "blocked the host?): those samples may include host launch latency\n",
+                mg_timer_hold_timeouts(e.timer));
     mg_timer_destroy(e.timer);
     cudaStreamDestroy(e.stream);
     if (e.nvml_lib) dlclose(e.nvml_lib);

@@ -283,6 +283,32 @@ extern "C" mg_status mg_l2_flush_read(const void *buf, size_t bytes, unsigned *s
     return MG_OK;
 }
 
+namespace {
+__device__ __forceinline__ uint64_t globaltimer_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+    return t;
+}
+__global__ void hold_kernel(const volatile unsigned *release, unsigned *timed_out, uint64_t timeout_ns) {
+    const uint64_t t0 = globaltimer_ns();
+    while (*release == 0u) {
+        if (globaltimer_ns() - t0 > timeout_ns) {
+            *timed_out = 1u;
+            return;
+        }
+        __nanosleep(500);
+    }
+}
+}  // namespace
+
+extern "C" mg_status mg_gpu_hold(const volatile unsigned *release, unsigned *timed_out, uint64_t timeout_ns,
+                                 void *stream) {
+    if (!release || !timed_out) return mg_set_error(MG_ERR_INVALID_ARG, "mg_gpu_hold: NULL release or timed_out word");
+    hold_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(release, timed_out, timeout_ns);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
+
 /* The reference's device buffers (stream-ordered allocations, freed on the stream). */
 namespace {
 struct RefBufs {

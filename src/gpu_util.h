@@ -20,6 +20,11 @@ mg_status mg_poison(void *dst, size_t count, mg_precision prec, void *stream);
 /* The timing harness's L2 flush: reads bytes (multiple of 16, 16-byte aligned) of buf with L2-allocating loads over
  * num_sms x 8 blocks; sink (device, 4 bytes) is written only on an impossible value. */
 mg_status mg_l2_flush_read(const void *buf, size_t bytes, unsigned *sink, int num_sms, void *stream);
+/* The timing harness's hold (the "blocking kernel" of nvbench): one thread that spins until the host writes a
+ * non-zero word to *release (host-mapped memory, device pointer given) or timeout_ns of GPU time have passed; in
+ * the second case it writes 1 to *timed_out (device-visible, may be host-mapped). Enqueued before the samples, it
+ * keeps the GPU from starting them until all are queued, so no sample includes host launch latency. */
+mg_status mg_gpu_hold(const volatile unsigned *release, unsigned *timed_out, uint64_t timeout_ns, void *stream);
 
 /* The GPU fp64 reference: widens x, W, b (float or bf16) to double, cublasDgemm, then the same epilogue as
  * mg_reference_epilogue in fp64 on the device. ref_out is a DEVICE array of M (max_dim 1) or N (max_dim 0)

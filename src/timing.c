@@ -8,7 +8,10 @@
  * write-back then competed with the sample's own reads (the short-circuit's classify, a 32 MiB read, measured
  * ~10.6 us alone under ncu but ~19.5 us event-timed after the memset; notes/shortcut.md).
  * All samples are enqueued first and the stream is synchronised once at the end: no host round trip
- * between samples. mg_time_interleaved alternates several functions sample by sample (A B A B ...), so ratios
+ * between samples. Before them a hold kernel (mg_gpu_hold, nvbench's "blocking kernel") spins on a host-mapped
+ * word until every sample is queued, so without a flush too (warm samples) no sample includes host launch
+ * latency: run 16 measured an empty launch at 5.7 us event-timed back to back without it against 2.9 us behind
+ * a busy GPU, which inflated every warm short-circuit figure and the bare write by ~1-3 us (notes/shortcut.md). mg_time_interleaved alternates several functions sample by sample (A B A B ...), so ratios
  * between them come from the same seconds of the run. Each sample has its own event pair, so the samples are independent measurements
  * (no averaging of a back-to-back loop, which would hide the spread and overlap tails with heads).
  */
@@ -27,7 +30,14 @@ struct mg_timer {
     size_t flush_bytes;
     unsigned *sink;         /* the flush kernel's never-written output */
     int num_sms;
+    volatile unsigned *hold;  /* host-mapped words: [0] release, [1] the hold timed out */
+    unsigned *hold_dev;       /* the same words as the device sees them */
+    int hold_timeouts;        /* sample batches whose hold ran into its timeout (some host gap may be in them) */
 };
+
+/* The hold gives up after this much GPU time: enqueueing a batch takes ~1 ms; a timed function that blocks the
+ * host on the stream (a synchronous copy) would otherwise deadlock with it. */
+#define MG_HOLD_TIMEOUT_NS 50000000ull
 
 mg_status mg_timer_create(mg_timer **out, int flush_l2, void *stream) {
     if (!out) return mg_set_error(MG_ERR_INVALID_ARG, "mg_timer_create: out is NULL");
@@ -35,6 +45,19 @@ mg_status mg_timer_create(mg_timer **out, int flush_l2, void *stream) {
     mg_timer *t = (mg_timer *)calloc(1, sizeof *t);
     if (!t) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "mg_timer_create: host allocation failed");
     t->stream = (cudaStream_t)stream;
+    {
+        void *h = NULL, *d = NULL;
+        cudaError_t e = cudaHostAlloc(&h, 2 * sizeof(unsigned), cudaHostAllocMapped);
+        if (e == cudaSuccess) e = cudaHostGetDevicePointer(&d, h, 0);
+        if (e != cudaSuccess) {
+            if (h) cudaFreeHost(h);
+            free(t);
+            return mg_set_error(MG_ERR_CUDA, "mg_timer_create: the host-mapped hold words: %s", cudaGetErrorString(e));
+        }
+        t->hold = (volatile unsigned *)h;
+        t->hold_dev = (unsigned *)d;
+        t->hold[0] = t->hold[1] = 0u;
+    }
     if (flush_l2) {
         int dev = 0;
         struct cudaDeviceProp prop;
@@ -68,6 +91,7 @@ void mg_timer_destroy(mg_timer *t) {
     if (!t) return;
     if (t->flush) cudaFree(t->flush);
     if (t->sink) cudaFree(t->sink);
+    if (t->hold) cudaFreeHost((void *)t->hold);
     free(t);
 }
 
@@ -110,8 +134,12 @@ mg_status mg_time_interleaved(mg_timer *t, int nfn, const mg_timed_fn *fns, void
             return mg_set_error(MG_ERR_CUDA, "mg_time: cudaEventCreate: %s", cudaGetErrorString(e));
         }
     }
-    /* sample i of function f uses events ev[2 * (i * nfn + f)] and the next one: all enqueued, one sync */
-    mg_status st = MG_OK;
+    /* sample i of function f uses events ev[2 * (i * nfn + f)] and the next one: all enqueued behind the hold,
+     * released, one sync */
+    t->hold[0] = 0u;
+    t->hold[1] = 0u;
+    __sync_synchronize();
+    mg_status st = mg_gpu_hold(t->hold_dev, t->hold_dev + 1, MG_HOLD_TIMEOUT_NS, t->stream);
     for (int i = 0; i < iters && st == MG_OK; i++)
         for (int f = 0; f < nfn && st == MG_OK; f++) {
             cudaEvent_t *pe = &ev[2 * (i * nfn + f)];
@@ -128,10 +156,15 @@ mg_status mg_time_interleaved(mg_timer *t, int nfn, const mg_timed_fn *fns, void
             if (e != cudaSuccess)
                 st = mg_set_error(MG_ERR_CUDA, "mg_time: sample %d: event record: %s", i, cudaGetErrorString(e));
         }
+    __sync_synchronize();
+    t->hold[0] = 1u;   /* release, on every path: an error above must not leave the GPU spinning */
+    __sync_synchronize();
     if (st == MG_OK) {
         cudaError_t e = cudaStreamSynchronize(t->stream);
         if (e != cudaSuccess)
             st = mg_set_error(MG_ERR_CUDA, "mg_time: cudaStreamSynchronize: %s", cudaGetErrorString(e));
+        else if (t->hold[1])
+            t->hold_timeouts++;
     }
     for (int i = 0; i < iters && st == MG_OK; i++)
         for (int f = 0; f < nfn && st == MG_OK; f++) {
@@ -147,6 +180,8 @@ mg_status mg_time_interleaved(mg_timer *t, int nfn, const mg_timed_fn *fns, void
     destroy_events(ev, nev);
     return st;
 }
+
+int mg_timer_hold_timeouts(const mg_timer *t) { return t ? t->hold_timeouts : 0; }
 
 mg_status mg_time(mg_timer *t, mg_timed_fn fn, void *ctx, int warmup, int iters, double *samples_ms) {
     return mg_time_interleaved(t, 1, &fn, &ctx, warmup, iters, &samples_ms);

@@ -1,5 +1,6 @@
 /* timing.h: benchmark hygiene in one place (src/timing.c): warm-up, L2 flush between samples (a read of a
- * buffer twice the L2 size), CUDA-event timing, median/min/max. Used by the CLI and the benchmark. */
+ * buffer twice the L2 size), a hold kernel so the samples are all queued before the GPU starts them, CUDA-event
+ * timing, median/min/max. Used by the CLI and the benchmark. */
 #ifndef MG_TIMING_H
 #define MG_TIMING_H
 #include "maxgemm.h"
@@ -17,6 +18,9 @@ mg_status mg_time(mg_timer *t, mg_timed_fn fn, void *ctx, int warmup, int iters,
  * alone after its own flush; samples_ms[f] gets iters values for function f. mg_time is the nfn = 1 case. */
 mg_status mg_time_interleaved(mg_timer *t, int nfn, const mg_timed_fn *fns, void *const *ctxs, int warmup, int iters,
                               double *const *samples_ms);
+/* Sample batches (one per mg_time / mg_time_interleaved call) whose hold kernel timed out before the host had
+ * queued every sample: those samples may include host launch latency. 0 in a clean run. */
+int mg_timer_hold_timeouts(const mg_timer *t);
 typedef struct mg_stats { double median, min, max, mean; int n; } mg_stats;
 mg_stats mg_stats_of(const double *samples, int n);   /* sorts a copy */
 #ifdef __cplusplus

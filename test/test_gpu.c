@@ -25,6 +25,7 @@
 #include "check.h"
 #include "gpu_util.h"
 #include "mg_kernel.h"
+#include "timing.h"
 #include "reference.h"
 
 /* ---- plumbing -------------------------------------------------------------------------------------------------- */
@@ -291,6 +292,42 @@ Test(gpu_util, fill_matches_cpu_rng) {
     free(hx);
     free(hw);
     free(hb);
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* The timing hold (src/timing.c, mg_gpu_hold): a batch of asynchronous samples is queued behind it and released,
+ * so it never times out; a timed function that blocks the host on the stream cannot be released in time, so the
+ * hold must give up (no deadlock), be counted, and the timing still succeed. */
+typedef struct hold_ctx { void *p; cudaStream_t st; int block_host; } hold_ctx;
+static mg_status hold_fn(void *v) {
+    hold_ctx *c = (hold_ctx *)v;
+    mg_status s = mg_poison(c->p, 16, MG_PREC_FP32, c->st);
+    if (s == MG_OK && c->block_host && cudaStreamSynchronize(c->st) != cudaSuccess)
+        s = mg_set_error(MG_ERR_CUDA, "hold_fn: cudaStreamSynchronize failed");
+    return s;
+}
+Test(gpu_util, timing_hold, .timeout = 60) {
+    MG_TEST_NEED_GPU();
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    hold_ctx c = {dmalloc(64), st, 0};
+    double samples[20];
+    for (int flush = 0; flush < 2; flush++) {
+        mg_timer *t = NULL;
+        MG_TEST_OK(mg_timer_create(&t, flush, st));
+        c.block_host = 0;
+        MG_TEST_OK(mg_time(t, hold_fn, &c, 2, 20, samples));
+        cr_expect_eq(mg_timer_hold_timeouts(t), 0, "flush %d: asynchronous samples, yet the hold timed out", flush);
+        for (int i = 0; i < 20; i++)
+            cr_expect(samples[i] > 0.0 && samples[i] < 40.0, "flush %d: sample %d = %g ms: not a plausible time for a 16-element write",
+                      flush, i, samples[i]);
+        c.block_host = 1;
+        MG_TEST_OK(mg_time(t, hold_fn, &c, 0, 3, samples));
+        cr_expect_eq(mg_timer_hold_timeouts(t), 1, "flush %d: a host-blocking sample must run the hold into its "
+                                                   "timeout once (counted %d)", flush, mg_timer_hold_timeouts(t));
+        mg_timer_destroy(t);
+    }
+    MG_TEST_CUDA(cudaFree(c.p));
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
