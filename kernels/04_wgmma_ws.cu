@@ -33,11 +33,29 @@
 #if !defined(MG_TILE_wgmma_ws_tf32) || !defined(MG_TILE_wgmma_ws_bf16)
 #error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws tf32' and a 'wgmma_ws bf16' row"
 #endif
+#if !defined(MG_TILE_wgmma_ws_small_tf32) || !defined(MG_TILE_wgmma_ws_small_bf16)
+#error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws_small tf32' and a 'wgmma_ws_small bf16' row"
+#endif
 
 namespace {
 
 using CfgTF32 = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_tf32>;
 using CfgBF16 = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_bf16>;
+using CfgTF32S = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_small_tf32>;   /* small M */
+using CfgBF16S = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_small_bf16>;
+static_assert(CfgTF32S::CLUSTER == 1 && CfgBF16S::CLUSTER == 1, "the small-M rows run stream-K: cluster 1");
+
+/* The small-M configuration is used when the main one would leave more than half the SMs without a tile (then it
+ * would split every tile by stream-K). MG_WS_SMALL=0 never uses it, =1 always (both for A/B runs). sms: the
+ * launch's SM count (0: ask the device). */
+template <class Big> bool use_small(const mg_problem *p, int sms) {
+    const char *env = getenv("MG_WS_SMALL");   /* read per launch: the tests switch it (gpu_kernels/ws_tile_configs) */
+    if (env && strcmp(env, "0") == 0) return false;
+    if (env && strcmp(env, "1") == 0) return true;
+    if (sms <= 0) sms = mgws::device_sms();
+    const long long tiles = (long long)mg_cdiv(p->m, Big::BM) * mg_cdiv(p->n, Big::BN);
+    return 2 * tiles <= sms;
+}
 
 /* Does x / W need a padded copy? (TMA: 16-byte aligned base, row stride a multiple of 16 bytes.) */
 bool needs_pad(const mg_problem *p) { return ((size_t)p->k * mg_elem_bytes(p->prec)) % 16 != 0; }
@@ -46,8 +64,12 @@ int64_t ws_ld(const mg_problem *p) {
     return p->prec == MG_PREC_BF16 ? mgws::padded_k<CfgBF16>(p->k) : mgws::padded_k<CfgTF32>(p->k);
 }
 
+/* The most partial rows either configuration writes: a plan sized for M must hold a sub-batch (mg_forward_rows,
+ * m < M) that takes the other configuration. The launch reports the rows it wrote (a->ntiles). */
 int ws_partial_tiles(const mg_problem *p) {
-    return p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16>(p) : mgws::partial_rows<CfgTF32>(p);
+    const int big = p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16>(p) : mgws::partial_rows<CfgTF32>(p);
+    const int small = p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16S>(p) : mgws::partial_rows<CfgTF32S>(p);
+    return big > small ? big : small;
 }
 
 /* Workspace: [padded x, when TMA cannot read x in place] ... [the stream-K slots and flags, when they can be used:
@@ -57,8 +79,13 @@ size_t pad_bytes(const mg_problem *p) {
     return mgws::align256((size_t)p->m * (size_t)ws_ld(p) * mg_elem_bytes(p->prec));
 }
 
+/* Either configuration's stream-K region (slots + the shared flags at the very end; wgmma_ws.cuh). */
 size_t sk_bytes(const mg_problem *p) {
-    return p->prec == MG_PREC_BF16 ? mgws::sk_workspace_bytes<CfgBF16>(p) : mgws::sk_workspace_bytes<CfgTF32>(p);
+    const size_t big = p->prec == MG_PREC_BF16 ? mgws::sk_workspace_bytes<CfgBF16>(p)
+                                               : mgws::sk_workspace_bytes<CfgTF32>(p);
+    const size_t small = p->prec == MG_PREC_BF16 ? mgws::sk_workspace_bytes<CfgBF16S>(p)
+                                                 : mgws::sk_workspace_bytes<CfgTF32S>(p);
+    return big > small ? big : small;
 }
 
 size_t ws_workspace_bytes(const mg_problem *p) { return pad_bytes(p) + sk_bytes(p); }
@@ -97,15 +124,20 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     out->ld = (int)ld;
     st = mgws::alloc_host(out);
     if (st == MG_OK) {
+        /* b[0]: W as the main configuration's boxes; b[1]: as the small-M one's (a different BN) */
         mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
         st = p->prec == MG_PREC_BF16 ? mgws::make_map<CfgBF16>(&h->b[0], base, p->n, p->k, ld, CfgBF16::B_BOX_ROWS)
                                      : mgws::make_map<CfgTF32>(&h->b[0], base, p->n, p->k, ld, CfgTF32::B_BOX_ROWS);
+        if (st == MG_OK)
+            st = p->prec == MG_PREC_BF16
+                     ? mgws::make_map<CfgBF16S>(&h->b[1], base, p->n, p->k, ld, CfgBF16S::B_BOX_ROWS)
+                     : mgws::make_map<CfgTF32S>(&h->b[1], base, p->n, p->k, ld, CfgTF32S::B_BOX_ROWS);
     }
     if (st != MG_OK) mgws::release_prepared(out);
     return st;
 }
 
-template <class C> mg_status launch_cfg(mg_launch_args *a) {
+template <class C> mg_status launch_cfg(mg_launch_args *a, int wmap) {
     const mg_problem *p = &a->p;
     mgws::Params prm;
     memset(&prm, 0, sizeof prm);
@@ -126,7 +158,7 @@ template <class C> mg_status launch_cfg(mg_launch_args *a) {
         }
         mg_status st = mgws::make_map<C>(&prm.a[0], xb, p->m, p->k, ld, C::BM);
         if (st != MG_OK) return st;
-        memcpy(&prm.b[0], &static_cast<const mgws::PreparedHost *>(a->prep->host)->b[0], sizeof(CUtensorMap));
+        memcpy(&prm.b[0], &static_cast<const mgws::PreparedHost *>(a->prep->host)->b[wmap], sizeof(CUtensorMap));
     }
     return mgws::run<C>(a, prm, pad_bytes(p));   /* the stream-K slots sit at the workspace's end */
 }
@@ -140,7 +172,9 @@ mg_status ws_launch(mg_launch_args *a) {
     if (p->m == 0 || p->n == 0)
         return mg_set_error(MG_ERR_SHAPE, "wgmma_ws: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
                             p->n, p->max_dim);
-    return p->prec == MG_PREC_BF16 ? launch_cfg<CfgBF16>(a) : launch_cfg<CfgTF32>(a);
+    if (p->prec == MG_PREC_BF16)
+        return use_small<CfgBF16>(p, a->num_sms) ? launch_cfg<CfgBF16S>(a, 1) : launch_cfg<CfgBF16>(a, 0);
+    return use_small<CfgTF32>(p, a->num_sms) ? launch_cfg<CfgTF32S>(a, 1) : launch_cfg<CfgTF32>(a, 0);
 }
 
 }  // namespace

@@ -790,11 +790,15 @@ template <class C, class K> int max_active_clusters(K kern, const cudaLaunchConf
 
 inline size_t align256(size_t v) { return (v + 255) & ~(size_t)255; }
 
-/* Stream-K workspace for a grid of G CTAs: the accumulator slots, then the flags. */
+/* Stream-K workspace for a grid of G CTAs: the accumulator slots, then the flags, as the LAST bytes of the
+ * workspace. The flags region has one size and one place for every configuration (G x 2 ints: at most 2 consumers
+ * per CTA), so a launcher with more than one tile configuration (kernel 4: the small-M one) always finds the flags
+ * the previous launch left at zero, whichever configuration that was; only the slots before them differ in size. */
 template <class C> size_t sk_part_bytes(int G) {
     return align256((size_t)G * C::CONSUMERS * (C::BN / 2) * 128 * sizeof(float));
 }
-template <class C> size_t sk_slot_bytes(int G) { return sk_part_bytes<C>(G) + align256((size_t)G * C::CONSUMERS * 4); }
+inline size_t sk_flag_bytes(int G) { return align256((size_t)G * 2 * sizeof(int)); }
+template <class C> size_t sk_slot_bytes(int G) { return sk_part_bytes<C>(G) + sk_flag_bytes(G); }
 
 /* Multiprocessors of the current device (0 if the query fails). */
 inline int device_sms() {
@@ -860,12 +864,13 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
             prm.dp_tiles = 0;
             prm.sk_tiles = (int)tiles;
             prm.sk_part = reinterpret_cast<float *>(sk_ws);
-            prm.sk_flag = reinterpret_cast<int *>(sk_ws + sk_part_bytes<C>(sms));
+            prm.sk_flag = reinterpret_cast<int *>(static_cast<char *>(a->ws) + (a->ws_bytes - sk_flag_bytes(sms)));
             grid = sms;
         }
         if (verbose)
-            fprintf(stderr, "wgmma_ws: tiles %lld, grid %d, whole tiles %d, stream-K tiles %d, k-blocks %lld\n", tiles,
-                    grid, prm.dp_tiles, prm.sk_tiles, nk);
+            fprintf(stderr, "wgmma_ws: tile %dx%d, %d consumer(s), %d stages; tiles %lld, grid %d, whole tiles %d, "
+                            "stream-K tiles %d, k-blocks %lld\n", C::BM, C::BN, C::CONSUMERS, C::STAGES, tiles, grid,
+                    prm.dp_tiles, prm.sk_tiles, nk);
         kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
         MG_LAUNCH_CHECK();
         return MG_OK;

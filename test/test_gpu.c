@@ -536,18 +536,14 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
  * be the row maxima (max_dim 1) or column maxima (max_dim 0) of y = x W^T + b, checked against an fp64 host
  * computation. Through the public API the max_dim 1 output is +0.0 whatever the maxima are, so this is the
  * only check that a kernel's row maxima are right. */
-ParameterizedTestParameters(gpu_kernels, partial_maxima) { return mg_test_registry_params(); }
-
-ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
-    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
+/* The partial maxima of kernel kern on each shape (both precisions it claims, both max_dims) against an fp64 host
+ * computation; returns the cases run. */
+static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes) {
     const int sm = mg_test_sm();
     int num_sms = 0;
     cudaStream_t st;
     cublasHandle_t h;
     mg_test_launch_env(&st, &h, &num_sms);
-    /* 3 x 5000 x 4100: kernels 4 and 6 split every tile by stream-K (the public API's max_dim 1 output is constant,
-     * so this is the only check of the row maxima that path produces); K = 4100 also makes kernel 4 bf16 pad x. */
-    const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100}};
     const mg_kernel_ops *ops = kern->ops;
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
@@ -555,7 +551,7 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
         const mg_precision pr = (mg_precision)prec;
         const size_t es = esize(pr);
         const double tol = mg_precision_tolerance(pr);
-        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int si = 0; si < nshapes; si++)
             for (int dim = 1; dim >= 0; dim--) {
                 const int64_t m = shapes[si].m, n = shapes[si].n, k = shapes[si].k;
                 const mg_problem p = {(int)m, (int)n, (int)k, dim, pr};
@@ -566,7 +562,7 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 }
                 const size_t len = (size_t)(dim == 1 ? m : n);
                 void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
-                MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(kern->id, prec, 20 + (int)si, dim, 0), st));
+                MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(kern->id, prec, 20 + si, dim, 0), st));
                 mg_prepared prep;
                 memset(&prep, 0, sizeof prep);
                 if (ops->prepare) MG_TEST_OK(ops->prepare(&p, W, b, &prep, st));
@@ -630,21 +626,35 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
                 MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
             }
     }
-    cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
     cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
     MG_TEST_CUDA(cudaStreamDestroy(st));
+    return ran;
+}
+
+
+ParameterizedTestParameters(gpu_kernels, partial_maxima) { return mg_test_registry_params(); }
+
+ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
+    /* 3 x 5000 x 4100: kernels 4 and 6 split every tile by stream-K (the public API's max_dim 1 output is constant,
+     * so this is the only check of the row maxima that path produces); K = 4100 also makes kernel 4 bf16 pad x. */
+    const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100}};
+    const int ran = partial_maxima_cases(kern, shapes, (int)(sizeof shapes / sizeof shapes[0]));
+    cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
 }
 
 /* Sub-batches of one plan (mg_forward_rows, m <= M) through stream-K: the launcher's own workspace region (padded x)
  * grows with m, so the stream-K flags must sit where m does not move them, or a launch finds the previous
- * launch's data where its zeroed flags should be. Each sub-batch of the M = 256 plan must give the same bits as a
+ * launch's data where its zeroed flags should be. Each sub-batch of an M = 256 (or 1024) plan must give the same bits as a
  * fresh plan made for exactly that m. Kernel 6 fp32 (K = 4096) and kernel 4 bf16 (K = 4100: x padded per call),
  * max_dim 0 (its output depends on every column maximum), N = 8192: every m below splits all its tiles. */
 Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
     MG_TEST_NEED_GPU();
-    const struct { int kernel; mg_precision prec; int64_t k; } cfgs[] = {{6, MG_PREC_FP32, 4096}, {4, MG_PREC_BF16, 4100}};
-    const int64_t M = 256, N = 8192;
-    const int64_t rows[] = {256, 64, 256, 3, 200, 256};
+    /* the last case: an M = 1024 kernel 4 plan runs the main tile configuration, its sub-batches of m <= 256 the
+     * small-M one (another stream-K slot size, the same flags): switching back and forth must not matter */
+    const struct { int kernel; mg_precision prec; int64_t k, M; } cfgs[] = {
+        {6, MG_PREC_FP32, 4096, 256}, {4, MG_PREC_BF16, 4100, 256}, {4, MG_PREC_TF32, 1000, 1024}};
+    const int64_t N = 8192;
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     int ran = 0;
@@ -652,7 +662,8 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
         const mg_kernel *kern = mg_registry_find(cfgs[ci].kernel);
         if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) continue;
         const mg_precision pr = cfgs[ci].prec;
-        const int64_t k = cfgs[ci].k;
+        const int64_t k = cfgs[ci].k, M = cfgs[ci].M;
+        const int64_t rows[] = {M, 64, M, 3, 200, M};
         const size_t es = esize(pr);
         mg_plan_desc d = mg_plan_desc_default();
         d.m = M; d.n = N; d.k = k; d.max_dim = 0; d.precision = pr; d.kernel = cfgs[ci].kernel;
@@ -690,5 +701,38 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
         MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2));
     }
     cr_expect(ran > 0, "no stream-K sub-batch case ran (kernels 4 and 6 not built or no sm_90 GPU)");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 4 has two tile configurations (tile_configs/wgmma_ws.cfg: the main one and the small-M one) and picks one
+ * by the problem; which one a test shape meets depends on the GPU's SM count. MG_WS_SMALL forces each in turn, so
+ * both run every shape of the kernel suite (outputs against the fp64 reference, planted NaN/inf, and the partial
+ * maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
+Test(gpu_kernels, ws_tile_configs, .timeout = 600) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *kern = mg_registry_find(4);
+    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const shape3 pm[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100},
+                         {200, 8192, 1024}};
+    for (int force = 0; force < 2; force++) {
+        cr_assert(setenv("MG_WS_SMALL", force ? "1" : "0", 1) == 0, "setenv");
+        int ran = 0;
+        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+            if (!(kern->precisions & (1u << prec))) continue;
+            for (int si = 0; si < N_SHAPES; si++)
+                for (int dim = 1; dim >= 0; dim--)
+                    ran += run_case(kern, (mg_precision)prec, SHAPES[si].m, SHAPES[si].n, SHAPES[si].k, dim,
+                                    case_seed(kern->id, prec, si, dim, 50 + force), PLANT_NONE, st);
+            for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
+                for (int dim = 1; dim >= 0; dim--)
+                    ran += run_case(kern, (mg_precision)prec, 127, 257, 129, dim,
+                                    case_seed(kern->id, prec, 7, dim, 60 + kind), (plant_kind)kind, st);
+        }
+        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]));
+        cr_expect(ran > 0, "MG_WS_SMALL=%d: no case ran", force);
+    }
+    unsetenv("MG_WS_SMALL");
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }

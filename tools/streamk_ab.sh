@@ -2,6 +2,7 @@
 # tools/streamk_ab.sh BINDIR (SPECS="kernel:prec:max_dim:M ..." to choose the rows): kernel 4 and kernel 6 with the stream-K tail on and off (MG_WS_STREAMK=0), at the
 # headline and small M, each run checked against the fp64 reference and timed against kernel 0 in the same
 # process (the CLI's "x cuBLAS"). Order alternates (on, off, off, on) so a drifting clock favours neither.
+# KNOB=MG_WS_SMALL compares kernel 4's small-M tile configuration forced on (1) and off (0) instead.
 set -u
 B=${1:?usage: tools/streamk_ab.sh BINDIR}
 run() {  # label env... -- cli args
@@ -15,7 +16,8 @@ for spec in $SPECS; do   # kernel:precision:max_dim:M
   spec=${spec//:/ }
   set -- $spec
   args=(--kernel $1 --precision $2 --max-dim $3 --m $4 --n 8192 --k 8192 --no-shortcut --check --iters 20)
+  knob=${KNOB:-MG_WS_STREAMK}
   for sk in 1 0 0 1; do
-    run "k$1 $2 md$3 M=$4 streamK=$sk" MG_WS_STREAMK=$sk "$B/maxgemm" run "${args[@]}"
+    run "k$1 $2 md$3 M=$4 $knob=$sk" $knob=$sk "$B/maxgemm" run "${args[@]}"
   done
 done
