@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tools/sanitize_streamk.sh BINDIR: compute-sanitizer (memcheck, racecheck, synccheck, initcheck) on the stream-K
 # path of kernels 4 and 6 (shapes whose tiles are split across CTAs: the slots, the flags, the spin-wait).
-# tools/sanitize.sh's shapes are too small to take that path.
+# tools/sanitize.sh's shapes are too small to take that path. LOGDIR=dir keeps each run's full output there (the
+# hazard reports); MG_WS_SMALL=0/1 in the environment forces kernel 4's tile configuration (the shapes below take
+# the small-M one by default).
 set -u
 B=${1:?usage: tools/sanitize_streamk.sh BINDIR}
 rc=0
@@ -12,6 +14,7 @@ for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
       --kernel $1 --precision $2 --m $3 --n $4 --k $5 --max-dim 1 --no-shortcut --check --iters 1 --warmup 0 --no-flush 2>&1)
     r=$?
     [ $r -ne 0 ] && rc=1
+    [ -n "${LOGDIR:-}" ] && mkdir -p "$LOGDIR" && echo "$out" >"$LOGDIR/${tool}_k$1_$2_$3x$4x$5_small${MG_WS_SMALL:-auto}.log"
     printf '%-10s k%s %s %sx%sx%s rc=%d  %s | %s\n' "$tool" "$1" "$2" "$3" "$4" "$5" "$r" \
       "$(echo "$out" | grep -oE 'stream-K tiles [0-9]+' | head -1)" "$(echo "$out" | grep -E 'SUMMARY|PASS|FAIL' | tr '\n' ' ' | cut -c1-160)"
   done
