@@ -82,15 +82,6 @@ template <> struct Elem<uint16_t> {           /* bf16: a word holds two elements
     __device__ __forceinline__ static uint16_t nan_bits() { return kNanBf16; }
 };
 
-/* A 16-byte read of x that bypasses L1 allocation (x is streamed once; keeps L1 for the weight statistics). */
-__device__ __forceinline__ uint4 ld_stream(const uint4 *p) {
-    uint4 q;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-                 : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
-                 : "l"(p));
-    return q;
-}
-
 /* Elements before the first 16-byte boundary at p (p is element-aligned), at most n. */
 template <typename T> __device__ __forceinline__ int64_t head_elems(const T *p, int64_t n) {
     const int64_t h = (int64_t)(((16u - ((uint32_t)(uintptr_t)p & 15u)) & 15u) / sizeof(T));
@@ -264,11 +255,6 @@ __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2
     const int g = threadIdx.x / TPR, lane = threadIdx.x % TPR;
     const int row = (int)blockIdx.x * RPB + g;   /* < m + RPB <= 2^31 - 1: checked by the launcher */
 
-    /* The weight statistics are prefetched into L1 before the pass over x, so that the loads after it hit L1:
-     * the chain at a block's end (reduce, load ws, certify, write) is on the kernel's critical path, since every
-     * block finishes its share of x at about the same time (run 17). x itself is read L1::no_allocate, so the
-     * stream does not evict that line. (Holding the values in registers instead spills at 32 registers.) */
-    if (threadIdx.x == 0) asm volatile("prefetch.global.L1 [%0];" ::"l"(ws));   /* one line per block (SM) */
     uint32_t acc = 0;
     if (row < m && k > 0) {
         const T *p = x + (int64_t)row * k;
@@ -280,14 +266,14 @@ __global__ void __launch_bounds__(kThreads, 8)   /* <= 32 registers: 8 blocks (2
         int v = lane;
 #pragma unroll 1   /* the body already has 4 loads in flight; unrolling further costs registers (spills at 32) */
         for (; v + 3 * TPR < nvec; v += 4 * TPR) {                 /* 4 independent 16-byte loads in flight */
-            const uint4 q0 = ld_stream(pv + v), q1 = ld_stream(pv + v + TPR);
-            const uint4 q2 = ld_stream(pv + v + 2 * TPR), q3 = ld_stream(pv + v + 3 * TPR);
+            const uint4 q0 = __ldg(pv + v), q1 = __ldg(pv + v + TPR);
+            const uint4 q2 = __ldg(pv + v + 2 * TPR), q3 = __ldg(pv + v + 3 * TPR);
             acc = fold4<E>(acc, q0);
             acc = fold4<E>(acc, q1);
             acc = fold4<E>(acc, q2);
             acc = fold4<E>(acc, q3);
         }
-        for (; v < nvec; v += TPR) acc = fold4<E>(acc, ld_stream(pv + v));
+        for (; v < nvec; v += TPR) acc = fold4<E>(acc, __ldg(pv + v));
         for (int i = tail0 + lane; i < k; i += TPR) acc = E::fold(acc, (uint32_t)p[i]);
     }
     uint32_t mx = E::finish(acc);
