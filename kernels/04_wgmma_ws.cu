@@ -15,9 +15,13 @@
  *     multicasts it to both (TMA .multicast::cluster), a third less L2 -> SM traffic.
  *   - stream-K when the tiles would leave more than half the SMs idle (small M): the k-iterations of all tiles are
  *     split into num_sms equal ranges, partial accumulators fixed up in a fixed order through the workspace.
+ *   - a second tile configuration for small M (`wgmma_ws_small`: 64 x 128, one consumer, 8 stages), picked where
+ *     the main one would split every tile (use_small); stream-K then applies to it as to any configuration.
  * Tile shapes: tile_configs/wgmma_ws.cfg. Measured (H200, cluster 1): bf16 0.1766 ms (1.01x cuBLAS), tf32 0.3312
  * (1.03x); cluster variants: notes/04_wgmma_ws.md. Stream-K (runs 14-15): M = 1 / 64 / 256, N = K = 8192, bf16
  * 0.0858 / 0.0862 / 0.0880 ms -> 0.0550 / 0.0557 / 0.0675, tf32 M = 64 0.161 -> 0.092 ms; the headline unchanged.
+ * Small-M configuration (run 17, same-process pairs): bf16 M = 1 / 64 / 128 0.0551 / 0.0559 / 0.0565 ms -> 0.0473 /
+ * 0.0465 / 0.0450 (0.76 / 0.77 / 0.79x cuBLAS -> 0.88 / 0.94 / 0.99x), tf32 M = 256 0.149 -> 0.127 ms.
  *
  * Operands: x (M x K) and W (N x K), both K-major, read by TMA straight from the caller's buffers when rows are
  * 16-byte multiples (K * elem % 16 == 0) and the base is 16-byte aligned. Otherwise W is copied once in prepare
