@@ -98,9 +98,10 @@ bundle: all $(BUILD)/probe_l2
 	@echo "bundle/: $$(ls bundle/bin | tr '\n' ' ')| libs: $$(ls bundle/lib | tr '\n' ' ')"
 
 # tools/probe_l2.cu: read-stream and L2-residency probe behind the short-circuit's classify (notes/shortcut.md)
-$(BUILD)/probe_l2: tools/probe_l2.cu $(BUILD)/libmaxgemm.so
+$(BUILD)/probe_l2: tools/probe_l2.cu $(BUILD)/libmaxgemm.so $(BUILD)/obj/bench/bare_write.cu.o
 	@mkdir -p $(BUILD)
-	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -o $@ $< -L$(BUILD) -lmaxgemm -Xlinker -rpath,'$$ORIGIN'
+	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ibench -o $@ $< $(BUILD)/obj/bench/bare_write.cu.o -L$(BUILD) -lmaxgemm \
+	  -Xlinker -rpath,'$$ORIGIN'
 
 # ---- benchmark, plots, profiling: `make bench`, `make plots`, `make ncu KERNEL=N`, `make sass KERNEL=N` ----------
 # The commit recorded in every CSV row; override with `make bench MG_GIT_COMMIT=...` where there is no .git.

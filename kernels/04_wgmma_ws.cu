@@ -32,6 +32,8 @@
  */
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "wgmma_ws.cuh"
 
 #if !defined(MG_TILE_wgmma_ws_tf32) || !defined(MG_TILE_wgmma_ws_bf16)
@@ -68,12 +70,18 @@ int64_t ws_ld(const mg_problem *p) {
     return p->prec == MG_PREC_BF16 ? mgws::padded_k<CfgBF16>(p->k) : mgws::padded_k<CfgTF32>(p->k);
 }
 
-/* The most partial rows either configuration writes: a plan sized for M must hold a sub-batch (mg_forward_rows,
- * m < M) that takes the other configuration. The launch reports the rows it wrote (a->ntiles). */
+/* Plan-time sizes cover both configurations of p's precision: a plan sized for M must hold a sub-batch
+ * (mg_forward_rows, m < M) that takes the other one. */
+template <class Big, class Small> int max_partial_rows(const mg_problem *p) {
+    return std::max(mgws::partial_rows<Big>(p), mgws::partial_rows<Small>(p));
+}
+template <class Big, class Small> size_t max_sk_bytes(const mg_problem *p) {
+    return std::max(mgws::sk_workspace_bytes<Big>(p), mgws::sk_workspace_bytes<Small>(p));
+}
+
+/* The most partial rows either configuration writes; the launch reports the rows it wrote (a->ntiles). */
 int ws_partial_tiles(const mg_problem *p) {
-    const int big = p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16>(p) : mgws::partial_rows<CfgTF32>(p);
-    const int small = p->prec == MG_PREC_BF16 ? mgws::partial_rows<CfgBF16S>(p) : mgws::partial_rows<CfgTF32S>(p);
-    return big > small ? big : small;
+    return p->prec == MG_PREC_BF16 ? max_partial_rows<CfgBF16, CfgBF16S>(p) : max_partial_rows<CfgTF32, CfgTF32S>(p);
 }
 
 /* Workspace: [padded x, when TMA cannot read x in place] ... [the stream-K slots and flags, when they can be used:
@@ -85,11 +93,7 @@ size_t pad_bytes(const mg_problem *p) {
 
 /* Either configuration's stream-K region (slots + the shared flags at the very end; wgmma_ws.cuh). */
 size_t sk_bytes(const mg_problem *p) {
-    const size_t big = p->prec == MG_PREC_BF16 ? mgws::sk_workspace_bytes<CfgBF16>(p)
-                                               : mgws::sk_workspace_bytes<CfgTF32>(p);
-    const size_t small = p->prec == MG_PREC_BF16 ? mgws::sk_workspace_bytes<CfgBF16S>(p)
-                                                 : mgws::sk_workspace_bytes<CfgTF32S>(p);
-    return big > small ? big : small;
+    return p->prec == MG_PREC_BF16 ? max_sk_bytes<CfgBF16, CfgBF16S>(p) : max_sk_bytes<CfgTF32, CfgTF32S>(p);
 }
 
 size_t ws_workspace_bytes(const mg_problem *p) { return pad_bytes(p) + sk_bytes(p); }

@@ -485,11 +485,10 @@ Test(gpu_kernels, baselines_linked) {
 
 ParameterizedTestParameters(gpu_kernels, random_inputs) { return mg_test_registry_params(); }
 
-ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
-    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
-    cudaStream_t st;
-    MG_TEST_CUDA(cudaStreamCreate(&st));
-    int ran = 0, refused = 0;
+/* Every suite shape, every precision kern claims, both max_dims, seed variant `variant`: the cases run; *refused
+ * (may be NULL) gets the cases the kernel refused as unsupported. */
+static int suite_cases(const mg_kernel *kern, cudaStream_t st, int variant, int *refused) {
+    int ran = 0, ref = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
         for (int si = 0; si < N_SHAPES; si++) {
@@ -502,12 +501,37 @@ ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
                 /* max_dim 1 then 0; on one shape the aliases -1 and -2 instead. */
                 const int max_dim = si == SHAPE_NEG_DIMS ? (dd == 0 ? -1 : -2) : (dd == 0 ? 1 : 0);
                 const int r = run_case(kern, (mg_precision)prec, s.m, s.n, s.k, max_dim,
-                                       case_seed(kern->id, prec, si, max_dim, 0), PLANT_NONE, st);
+                                       case_seed(kern->id, prec, si, max_dim, variant), PLANT_NONE, st);
                 ran += r;
-                refused += !r;
+                ref += !r;
             }
         }
     }
+    if (refused) *refused = ref;
+    return ran;
+}
+
+/* NaN / inf planted in x, W and b (every plant kind), both max_dims, at 127 x 257 x 129; seed variants
+ * variant0 + kind. Returns the cases run. */
+static int planted_cases(const mg_kernel *kern, cudaStream_t st, int variant0) {
+    const shape3 s = {127, 257, 129};
+    int ran = 0;
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        if (!(kern->precisions & (1u << prec))) continue;
+        for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
+            for (int dim = 1; dim >= 0; dim--)
+                ran += run_case(kern, (mg_precision)prec, s.m, s.n, s.k, dim,
+                                case_seed(kern->id, prec, 7, dim, variant0 + kind), (plant_kind)kind, st);
+    }
+    return ran;
+}
+
+ParameterizedTest(int *idx, gpu_kernels, random_inputs, .timeout = 300) {
+    const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    int refused = 0;
+    const int ran = suite_cases(kern, st, 0, &refused);
     cr_log_info("kernel %d (%s): %d cases run, %d refused as unsupported", kern->id, kern->name, ran, refused);
     cr_expect(ran > 0, "kernel %d (%s) ran no case at all (%d refused)", kern->id, kern->name, refused);
     MG_TEST_CUDA(cudaStreamDestroy(st));
@@ -519,23 +543,11 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
-    const shape3 s = {127, 257, 129};
-    int ran = 0;
-    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
-        if (!(kern->precisions & (1u << prec))) continue;
-        for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
-            for (int dim = 1; dim >= 0; dim--)
-                ran += run_case(kern, (mg_precision)prec, s.m, s.n, s.k, dim, case_seed(kern->id, prec, 7, dim, kind),
-                                (plant_kind)kind, st);
-    }
+    const int ran = planted_cases(kern, st, 0);
     cr_expect(ran > 0, "kernel %d (%s) ran no planted case", kern->id, kern->name);
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
-/* The partial-maxima contract (mg_kernel.h), called directly: the nanmax of the partial rows a kernel writes must
- * be the row maxima (max_dim 1) or column maxima (max_dim 0) of y = x W^T + b, checked against an fp64 host
- * computation. Through the public API the max_dim 1 output is +0.0 whatever the maxima are, so this is the
- * only check that a kernel's row maxima are right. */
 /* The partial maxima of kernel kern on each shape (both precisions it claims, both max_dims) against an fp64 host
  * computation; returns the cases run. */
 static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes) {
@@ -718,18 +730,8 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 600) {
                          {200, 8192, 1024}};
     for (int force = 0; force < 2; force++) {
         cr_assert(setenv("MG_WS_SMALL", force ? "1" : "0", 1) == 0, "setenv");
-        int ran = 0;
-        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
-            if (!(kern->precisions & (1u << prec))) continue;
-            for (int si = 0; si < N_SHAPES; si++)
-                for (int dim = 1; dim >= 0; dim--)
-                    ran += run_case(kern, (mg_precision)prec, SHAPES[si].m, SHAPES[si].n, SHAPES[si].k, dim,
-                                    case_seed(kern->id, prec, si, dim, 50 + force), PLANT_NONE, st);
-            for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
-                for (int dim = 1; dim >= 0; dim--)
-                    ran += run_case(kern, (mg_precision)prec, 127, 257, 129, dim,
-                                    case_seed(kern->id, prec, 7, dim, 60 + kind), (plant_kind)kind, st);
-        }
+        int ran = suite_cases(kern, st, 50 + force, NULL);
+        ran += planted_cases(kern, st, 60);
         ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]));
         cr_expect(ran > 0, "MG_WS_SMALL=%d: no case ran", force);
     }

@@ -13,9 +13,10 @@
  *      which is what classify needs (one max per row), with different loads in flight per thread;
  *   3. the library's own classify (mg_shortcut_classify, the plain-launch ticket variant) on the same buffer, and
  *      a bare write of 1024 floats: the short-circuit's two bench rows, in this process, by this method.
- * Every batch of samples is queued behind a hold kernel (spins on a host-mapped word; src/timing.c does the same),
- * so no sample includes host launch latency, warm or cold.
- * Build: `make build/probe_l2` (links libmaxgemm.so, found beside the binary).
+ * Every batch of samples is queued behind the library's hold kernel (mg_gpu_hold, as src/timing.c does), so no
+ * sample includes host launch latency, warm or cold; the cold flush is the library's mg_l2_flush_read (of 256 MiB
+ * here) and the bare write is the benchmark's own (bench/bare_write.cu).
+ * Build: `make build/probe_l2` (links libmaxgemm.so, found beside the binary, and the bench's bare write).
  * Output: one CSV line per case: part,variant,bytes,state,median_us,GBps. */
 #include <cuda_runtime.h>
 #include <algorithm>
@@ -24,6 +25,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bare_write.h"
+#include "gpu_util.h"
 #include "maxgemm.h"
 #include "shortcut.h"
 
@@ -73,13 +76,10 @@ __global__ void __launch_bounds__(256, 8) stream_kernel(const uint4 *x, int64_t 
     if ((threadIdx.x & 31) == 0 && a == 0xffffffffu) out[0] = a;   /* never true: keeps the loads alive */
 }
 
-/* part 2: block per row (TPB threads), LPT 16-byte loads issued per thread per round */
+/* One row of row16 16-byte words, read by TPB threads with LPT loads in flight per thread per round; the block's
+ * max of |v| bits lands in thread 0 (s: TPB / 32 words of shared scratch, free again on return to thread 0 only). */
 template <int TPB, int LPT, bool kEvictLast>
-__global__ void __launch_bounds__(TPB, 2048 / TPB) row_kernel(const uint4 *x, int m, int row16, uint32_t *out) {
-    uint64_t pol = 0;
-    if constexpr (kEvictLast) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-    const int row = blockIdx.x;
-    const uint4 *p = x + (int64_t)row * row16;
+__device__ __forceinline__ uint32_t row_absmax(const uint4 *p, int row16, uint64_t pol, uint32_t *s) {
     uint32_t a = 0;
     int v = threadIdx.x;
     for (; v + (LPT - 1) * TPB < row16; v += LPT * TPB) {
@@ -90,14 +90,22 @@ __global__ void __launch_bounds__(TPB, 2048 / TPB) row_kernel(const uint4 *x, in
         for (int j = 0; j < LPT; j++) a = amax4(a, q[j]);
     }
     for (; v < row16; v += TPB) a = amax4(a, ld16<kEvictLast>(p + v, pol));
-    __shared__ uint32_t s[TPB / 32];
     a = __reduce_max_sync(0xffffffffu, a);
     if ((threadIdx.x & 31) == 0) s[threadIdx.x / 32] = a;
     __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int w = 1; w < TPB / 32; w++) a = max(a, s[w]);
-        out[row] = max(a, s[0]);
-    }
+    if (threadIdx.x == 0)
+        for (int w = 0; w < TPB / 32; w++) a = max(a, s[w]);
+    return a;
+}
+
+/* part 2: block per row (TPB threads), LPT 16-byte loads issued per thread per round */
+template <int TPB, int LPT, bool kEvictLast>
+__global__ void __launch_bounds__(TPB, 2048 / TPB) row_kernel(const uint4 *x, int m, int row16, uint32_t *out) {
+    uint64_t pol = 0;
+    if constexpr (kEvictLast) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+    __shared__ uint32_t s[TPB / 32];
+    const uint32_t a = row_absmax<TPB, LPT, kEvictLast>(x + (int64_t)blockIdx.x * row16, row16, pol, s);
+    if (threadIdx.x == 0) out[blockIdx.x] = a;
 }
 
 /* part 2b: persistent rows: G blocks of TPB threads walk rows blockIdx.x, +gridDim.x, ... */
@@ -105,68 +113,43 @@ template <int TPB, int LPT>
 __global__ void __launch_bounds__(TPB, 1) persist_kernel(const uint4 *x, int m, int row16, uint32_t *out) {
     __shared__ uint32_t s[TPB / 32];
     for (int row = blockIdx.x; row < m; row += gridDim.x) {
-        const uint4 *p = x + (int64_t)row * row16;
-        uint32_t a = 0;
-        int v = threadIdx.x;
-        for (; v + (LPT - 1) * TPB < row16; v += LPT * TPB) {
-            uint4 q[LPT];
-#pragma unroll
-            for (int j = 0; j < LPT; j++) q[j] = __ldg(p + v + j * TPB);
-#pragma unroll
-            for (int j = 0; j < LPT; j++) a = amax4(a, q[j]);
-        }
-        for (; v < row16; v += TPB) a = amax4(a, __ldg(p + v));
-        a = __reduce_max_sync(0xffffffffu, a);
-        if ((threadIdx.x & 31) == 0) s[threadIdx.x / 32] = a;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            for (int w = 1; w < TPB / 32; w++) a = max(a, s[w]);
-            out[row] = max(a, s[0]);
-        }
-        __syncthreads();
+        const uint32_t a = row_absmax<TPB, LPT, false>(x + (int64_t)row * row16, row16, 0, s);
+        if (threadIdx.x == 0) out[row] = a;
+        __syncthreads();   /* s is reused by the next row */
     }
 }
 
-__global__ void flush_kernel(const uint4 *f, int64_t n16, uint32_t *out) {
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    uint32_t a = 0;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) a = amax4(a, __ldg(f + i));
-    if (a == 0xffffffffu) out[0] = a;
-}
-
-__global__ void hold_kernel(const volatile unsigned *release) {
-    const long long t0 = clock64();
-    while (*release == 0u && clock64() - t0 < 100000000ll) __nanosleep(500);
-}
-
-__global__ void bare_write_kernel(float *dst, int m) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < m) dst[i] = 0.0f;
-}
-
-static volatile unsigned *g_release;
+static volatile unsigned *g_release;   /* the hold's words (host-mapped): [0] release, [1] timed out */
 static unsigned *g_release_dev;
 static const uint4 *g_flush;
-static int64_t g_flush16;
+static size_t g_flush_bytes;
+static int g_sms;
 static uint32_t *g_sink;
 
 template <typename F>
 static double time_us(F launch, bool cold, int reps) {
     std::vector<cudaEvent_t> ev(2 * (reps + 3));
     for (auto &e : ev) CK(cudaEventCreate(&e));
-    *g_release = 0u;
+    g_release[0] = g_release[1] = 0u;
     __sync_synchronize();
-    hold_kernel<<<1, 1>>>(g_release_dev);
+    if (mg_gpu_hold(g_release_dev, g_release_dev + 1, 50000000ull, 0) != MG_OK) {
+        fprintf(stderr, "hold: %s\n", mg_last_error());
+        exit(1);
+    }
     for (int r = 0; r < reps + 3; r++) {
-        if (cold) flush_kernel<<<132 * 8, 256>>>(g_flush, g_flush16, g_sink);
+        if (cold && mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) {
+            fprintf(stderr, "flush: %s\n", mg_last_error());
+            exit(1);
+        }
         CK(cudaEventRecord(ev[2 * r]));
         launch();
         CK(cudaEventRecord(ev[2 * r + 1]));
     }
     __sync_synchronize();
-    *g_release = 1u;
+    g_release[0] = 1u;
     CK(cudaDeviceSynchronize());
     CK(cudaGetLastError());
+    if (g_release[1]) fprintf(stderr, "warning: the hold timed out: these samples may include host latency\n");
     std::vector<float> t;
     for (int r = 3; r < reps + 3; r++) {
         float ms;
@@ -197,10 +180,11 @@ int main() {
     CK(cudaMemset(x, 0x3c, kMax));
     CK(cudaMemset(f, 0x11, kFlush));
     g_flush = f;
-    g_flush16 = kFlush / 16;
+    g_flush_bytes = (size_t)kFlush;
+    g_sms = sms;
     {
         void *h = nullptr, *d = nullptr;
-        CK(cudaHostAlloc(&h, sizeof(unsigned), cudaHostAllocMapped));
+        CK(cudaHostAlloc(&h, 2 * sizeof(unsigned), cudaHostAllocMapped));
         CK(cudaHostGetDevicePointer(&d, h, 0));
         g_release = (volatile unsigned *)h;
         g_release_dev = (unsigned *)d;
@@ -270,7 +254,7 @@ int main() {
                              cold, reps));
             }
             line("lib", "bare_write_1024", m * 4, cold,
-                 time_us([&] { bare_write_kernel<<<4, 256>>>(out, m); }, cold, reps));
+                 time_us([&] { mgb_bare_write(out, m, 0); }, cold, reps));
         }
         int h_count = -1;
         CK(cudaMemcpy(&h_count, count, sizeof h_count, cudaMemcpyDeviceToHost));
