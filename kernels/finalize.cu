@@ -15,10 +15,19 @@
  * bit for bit, with no third launch and no grid-wide barrier) and applies gelu(c - mu). No host sync.
  *
  * Scratch layout (max_dim 0 only): double block_sums[FIN_MAX_BLOCKS], then float cmax[len].
+ *
+ * Programmatic dependent launch (PDL): each finalize kernel is launched with the programmatic stream
+ * serialization attribute and starts with griddepcontrol.wait, which returns once the kernel before it in the
+ * stream has completed and its memory is visible (a no-op when launched without the attribute). So the launch
+ * itself overlaps the tail of the GEMM kernel before it (kernels 4 and 6 execute griddepcontrol.launch_dependents
+ * at their start; a primary that never does is treated as triggering when it completes). Off while the stream is
+ * being captured into a graph (the graphs keep their plain edges) and with MG_PDL=0 (A/B timing).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "mg_kernel.h"
 
@@ -27,6 +36,13 @@ namespace {
 constexpr int FIN_THREADS = 256;        /* multiple of 32; the block reductions assume it */
 constexpr int FIN_MAX_BLOCKS = 1024;    /* bound on kernel A's grid, hence on the block sums kernel B re-sums */
 constexpr int FIN_MAX_GRID = 4096;      /* grid-stride cap of the elementwise kernels */
+
+/* Waits for the grid before this one in the stream (PDL; see the header), then lets the next one (kernel B after
+ * kernel A) launch: it waits in turn for this grid to complete, so the early trigger only hides launch latency. */
+__device__ __forceinline__ void wait_primary() {
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
 
 __device__ __forceinline__ float gelu_f32(float v) {
     /* Exact erf GELU, as torch (approximate='none'). gelu(-inf) = -inf * 0 = NaN, as the formula gives. */
@@ -90,6 +106,7 @@ __device__ double block_sum_fixed(double v) {
 template <typename OutT>
 __global__ void __launch_bounds__(FIN_THREADS) fin_rows_kernel(const float *__restrict__ partial, int ntiles, int len,
                                                              OutT *__restrict__ out) {
+    wait_primary();
     /* The loop bound is uniform over the block: reduce_tiles_block holds barriers. */
     for (long long base = blockIdx.x * FIN_POS; base < len; base += (long long)gridDim.x * FIN_POS) {
         const int i = (int)base + threadIdx.x % FIN_POS;
@@ -103,6 +120,7 @@ __global__ void __launch_bounds__(FIN_THREADS) fin_rows_kernel(const float *__re
 __global__ void __launch_bounds__(FIN_THREADS) fin_cols_reduce_kernel(const float *__restrict__ partial, int ntiles,
                                                                     int len, float *__restrict__ cmax,
                                                                     double *__restrict__ block_sums) {
+    wait_primary();
     double s = 0.0;
     for (long long base = blockIdx.x * FIN_POS; base < len; base += (long long)gridDim.x * FIN_POS) {
         const int j = (int)base + threadIdx.x % FIN_POS;
@@ -123,6 +141,7 @@ template <typename OutT>
 __global__ void __launch_bounds__(FIN_THREADS) fin_cols_apply_kernel(const float *__restrict__ cmax,
                                                                    const double *__restrict__ block_sums,
                                                                    int nsums, int len, OutT *__restrict__ out) {
+    wait_primary();
     double s = 0.0;
     for (int b = threadIdx.x; b < nsums; b += FIN_THREADS) s += block_sums[b];
     const double mu = block_sum_fixed(s) / (double)len;
@@ -138,24 +157,48 @@ int grid_for(int len, int per_block, int cap) {
     return g < cap ? g : cap;
 }
 
+/* Whether this launch may use PDL: not with MG_PDL=0, and not while st is being captured. */
+bool use_pdl(cudaStream_t st) {
+    static const bool off = getenv("MG_PDL") && strcmp(getenv("MG_PDL"), "0") == 0;
+    if (off) return false;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return cs == cudaStreamCaptureStatusNone;
+}
+
+/* kern<<<grid, FIN_THREADS, 0, st>>>(args...), with the PDL attribute when pdl. */
+template <typename... KArgs, typename... Args>
+mg_status launch(bool pdl, void (*kern)(KArgs...), int grid, cudaStream_t st, Args... args) {
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.blockDim = dim3(FIN_THREADS, 1, 1);
+    cfg.stream = st;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, ((KArgs)args)...));
+    return MG_OK;
+}
+
 template <typename OutT>
 mg_status finalize_typed(const float *partial, int ntiles, int len, int max_dim, OutT *out, void *scratch,
                          cudaStream_t st) {
-    if (max_dim == 1) {
-        fin_rows_kernel<OutT><<<grid_for(len, FIN_POS, FIN_MAX_GRID), FIN_THREADS, 0, st>>>(partial, ntiles, len, out);
-        MG_LAUNCH_CHECK();
-        return MG_OK;
-    }
+    const bool pdl = use_pdl(st);
+    if (max_dim == 1)
+        return launch(pdl, fin_rows_kernel<OutT>, grid_for(len, FIN_POS, FIN_MAX_GRID), st, partial, ntiles, len, out);
     double *block_sums = (double *)scratch;
     float *cmax = (float *)((char *)scratch + align_up(sizeof(double) * FIN_MAX_BLOCKS, 256));
     /* The grid of kernel A depends on len only: that is what makes the summation order fixed. */
     const int nsums = grid_for(len, FIN_POS, FIN_MAX_BLOCKS);
-    fin_cols_reduce_kernel<<<nsums, FIN_THREADS, 0, st>>>(partial, ntiles, len, cmax, block_sums);
-    MG_LAUNCH_CHECK();
-    fin_cols_apply_kernel<OutT><<<grid_for(len, FIN_THREADS, FIN_MAX_GRID), FIN_THREADS, 0, st>>>(cmax, block_sums,
-                                                                                                 nsums, len, out);
-    MG_LAUNCH_CHECK();
-    return MG_OK;
+    mg_status s = launch(pdl, fin_cols_reduce_kernel, nsums, st, partial, ntiles, len, cmax, block_sums);
+    if (s != MG_OK) return s;
+    return launch(pdl, fin_cols_apply_kernel<OutT>, grid_for(len, FIN_THREADS, FIN_MAX_GRID), st, cmax,
+                  (const double *)block_sums, nsums, len, out);
 }
 
 }  // namespace

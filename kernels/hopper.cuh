@@ -83,6 +83,11 @@ __device__ __forceinline__ void mg_fence_proxy_async() {
 /* mbarrier (64-bit barrier object in shared memory, 8-byte aligned)                               */
 /* ============================================================================================== */
 
+/* Programmatic dependent launch: lets the next kernel of the stream (launched with the programmatic stream
+ * serialization attribute) be scheduled before this grid ends; that kernel's griddepcontrol.wait still waits for
+ * this grid's completion and memory (kernels/finalize.cu). Executed by one thread per CTA. */
+__device__ __forceinline__ void mg_pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
 /* count = number of arrivals (mbarrier.arrive*) that complete a phase, besides the transaction bytes. */
 __device__ __forceinline__ void mg_mbar_init(uint64_t *bar, uint32_t count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mg_smem_u32(bar)), "r"(count) : "memory");

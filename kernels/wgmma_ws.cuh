@@ -438,6 +438,31 @@ __device__ __forceinline__ void rs_kiter(float (&acc)[C::BN / 2], uint32_t (&fr)
     }
 }
 
+#ifndef MG_WS_EPI_V2
+#define MG_WS_EPI_V2 0
+#endif
+#ifndef MG_WS_DIAG_NO_EPILOGUE
+#define MG_WS_DIAG_NO_EPILOGUE 0
+#endif
+/* The epilogue's max. MG_WS_EPI_V2: PTX max.NaN.f32 (one FMNMX.NAN: NaN if either input is NaN, which is
+ * mg_nanmaxf's contract) instead of mg_nanmaxf's compare-and-select. */
+__device__ __forceinline__ float epi_max(float a, float b) {
+#if MG_WS_EPI_V2
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+#else
+    return mg_nanmaxf(a, b);
+#endif
+}
+
+/* The bias of columns j, j + 1 (j even) in one 8-byte (float) or 4-byte (bf16) load: only for tiles wholly
+ * inside N whose bias pointer has that alignment (the caller checks). */
+__device__ __forceinline__ float2 bias_pair(const float *b, int j) { return __ldg(reinterpret_cast<const float2 *>(b + j)); }
+__device__ __forceinline__ float2 bias_pair(const __nv_bfloat16 *b, int j) {
+    return __bfloat1622float2(__ldg(reinterpret_cast<const __nv_bfloat162 *>(b + j)));
+}
+
 template <class B> __device__ __forceinline__ float bias_at(const B *b, int j);
 template <> __device__ __forceinline__ float bias_at<float>(const float *b, int j) { return __ldg(b + j); }
 template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_bfloat16 *b, int j) {
@@ -485,6 +510,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         __syncwarp();
         mg_cluster_sync_unaligned();
     }
+    /* The finalize kernel after this one may be scheduled now (PDL, kernels/finalize.cu): its CTAs land on SMs this
+     * grid leaves free and wait there for its completion, so its launch latency hides behind this grid's tail. */
+    if (threadIdx.x == 0) mg_pdl_trigger();
 
     if (wg == 0) {
         /* ---------------- producer ---------------- */
@@ -661,8 +689,29 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         const int n0 = tn * C::BN;
         const int r0 = tm * C::BM + c * C::SLAB + warp * 16 + lane / 4; /* this thread's rows: r0, r0 + 8 */
         const bool ok0 = r0 < M, ok1 = r0 + 8 < M;
+        if constexpr (MG_WS_DIAG_NO_EPILOGUE) {
+            /* Timing diagnostic only (tune/k4_noepi): no epilogue at all; WRONG results. The store keeps acc live. */
+            if (acc[0] == 1234.5f && acc[C::BN / 2 - 1] == 1234.5f) p.partial[0] = acc[1];
+            continue;
+        }
+        /* MG_WS_EPI_V2: the tile lies wholly inside N and the bias allows paired loads */
+        const bool pair_ok = MG_WS_EPI_V2 && n0 + C::BN <= N && (reinterpret_cast<uintptr_t>(bias) % (2 * sizeof(Bias))) == 0;
         if (p.max_dim == 1) {
             float m0 = -INFINITY, m1 = -INFINITY;
+            if (pair_ok) {
+                /* two chains per row (even, odd column), merged below: half the dependent max latency */
+                float m0b = -INFINITY, m1b = -INFINITY;
+#pragma unroll
+                for (int i = 0; i < C::BN / 8; i++) {
+                    const float2 bv = bias_pair(bias, n0 + 8 * i + 2 * (lane % 4));
+                    m0 = epi_max(m0, acc[4 * i] + bv.x);
+                    m0b = epi_max(m0b, acc[4 * i + 1] + bv.y);
+                    m1 = epi_max(m1, acc[4 * i + 2] + bv.x);
+                    m1b = epi_max(m1b, acc[4 * i + 3] + bv.y);
+                }
+                m0 = epi_max(m0, m0b);
+                m1 = epi_max(m1, m1b);
+            } else {
 #pragma unroll
             for (int i = 0; i < C::BN / 8; i++) {
 #pragma unroll
@@ -670,15 +719,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     const int col = n0 + 8 * i + 2 * (lane % 4) + e;
                     if (col < N) {
                         const float bv = bias_at<Bias>(bias, col);
-                        m0 = mg_nanmaxf(m0, acc[4 * i + e] + bv);
-                        m1 = mg_nanmaxf(m1, acc[4 * i + 2 + e] + bv);
+                        m0 = epi_max(m0, acc[4 * i + e] + bv);
+                        m1 = epi_max(m1, acc[4 * i + 2 + e] + bv);
                     }
                 }
             }
-            m0 = mg_nanmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
-            m1 = mg_nanmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
-            m0 = mg_nanmaxf(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
-            m1 = mg_nanmaxf(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+            }
+            m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+            m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+            m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+            m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
             if (lane % 4 == 0) {
                 if (ok0) p.partial[(size_t)tn * M + r0] = m0;
                 if (ok1) p.partial[(size_t)tn * M + r0 + 8] = m1;
@@ -689,13 +739,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             float v[NV];
 #pragma unroll
             for (int i = 0; i < C::BN / 8; i++) {
+                float2 bp = make_float2(0.f, 0.f);
+                if (pair_ok) bp = bias_pair(bias, n0 + 8 * i + 2 * (lane % 4));
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const int col = n0 + 8 * i + 2 * (lane % 4) + e;
-                    const float bv = col < N ? bias_at<Bias>(bias, col) : 0.f;
+                    const float bv = pair_ok ? (e ? bp.y : bp.x) : col < N ? bias_at<Bias>(bias, col) : 0.f;
                     float t = -INFINITY;
                     if (ok0) t = acc[4 * i + e] + bv;
-                    if (ok1) t = mg_nanmaxf(t, acc[4 * i + 2 + e] + bv);
+                    if (ok1) t = epi_max(t, acc[4 * i + 2 + e] + bv);
                     v[2 * i + e] = t;
                 }
             }
@@ -706,17 +758,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 #pragma unroll
             for (int j = 0; j < NV / 2; j++) {
                 const float keep = b16 ? v[NV / 2 + j] : v[j], send = b16 ? v[j] : v[NV / 2 + j];
-                v[j] = mg_nanmaxf(keep, __shfl_xor_sync(0xffffffffu, send, 16));
+                v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 16));
             }
 #pragma unroll
             for (int j = 0; j < NV / 4; j++) {
                 const float keep = b8 ? v[NV / 4 + j] : v[j], send = b8 ? v[j] : v[NV / 4 + j];
-                v[j] = mg_nanmaxf(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+                v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 8));
             }
 #pragma unroll
             for (int j = 0; j < NV / 8; j++) {
                 const float keep = b4 ? v[NV / 8 + j] : v[j], send = b4 ? v[j] : v[NV / 8 + j];
-                v[j] = mg_nanmaxf(keep, __shfl_xor_sync(0xffffffffu, send, 4));
+                v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 4));
             }
             /* v[t] now holds original index j = base + t. */
             const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
@@ -732,9 +784,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 const float *cred = red + c * 4 * C::BN;
                 for (int lc = tid; lc < C::BN; lc += 128) {
                     float v = cred[lc];
-                    v = mg_nanmaxf(v, cred[C::BN + lc]);
-                    v = mg_nanmaxf(v, cred[2 * C::BN + lc]);
-                    v = mg_nanmaxf(v, cred[3 * C::BN + lc]);
+                    v = epi_max(v, cred[C::BN + lc]);
+                    v = epi_max(v, cred[2 * C::BN + lc]);
+                    v = epi_max(v, cred[3 * C::BN + lc]);
                     if (n0 + lc < N) p.partial[(size_t)slab * N + n0 + lc] = v;
                 }
             }

@@ -220,7 +220,7 @@ static int cmd_run(const mg_cli_args *a) {
         printf("  note: the timing hold timed out in %d of the sample batches (the forward blocked the host, as the "
                "sync and poll short-circuit modes do): their samples include host latency\n",
                mg_timer_hold_timeouts(timer));
-    printf("  median %.4f ms (min %.4f, max %.4f, %d samples%s), %.1f TFLOP/s, %.2fx cuBLAS (kernel 0 full compute: "
+    printf("  median %.4f ms (min %.4f, max %.4f, %d samples%s), %.1f TFLOP/s, %.3fx cuBLAS (kernel 0 full compute: "
            "%.4f ms)\n",
            sk.median, sk.min, sk.max, iters, a->flush_l2 ? ", L2 flushed" : "", flop / (sk.median * 1e9),
            sb.median / sk.median, sb.median);

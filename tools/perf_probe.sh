@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# tools/perf_probe.sh OUTDIR [steps...]: the headline-performance probe of issue 3 on the GPU host (a few minutes).
+#   steps (default: info ab ncuimport ncu):
+#   info       nvidia-smi clocks and power
+#   ab         tools/variant_ab.sh over bundle/tune (ITEMS / SPECS / ROUNDS from the environment)
+#   ncuimport  the stall reasons and per-instruction samples of the committed full ncu reports
+#              (notes/ncu/k4_bf16.ncu-rep, k0_bf16.ncu-rep): details page and SASS source page, as CSV
+#   ncu        Nsight Compute metrics (time, SM clock, tensor pipe, shared-memory and L2 throughput) of kernel 0's and
+#              kernel 4's GEMM kernels at the headline, bf16 and tf32 (NCU_BIN: the CLI to profile, default
+#              bundle/tune/k4_base/maxgemm)
+set -u
+OUT=${1:?usage: tools/perf_probe.sh OUTDIR [steps]}
+shift
+STEPS=${*:-info ab ncuimport ncu}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$OUT"
+has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+stamp() { echo "[$SECONDS s] $*" | tee -a "$OUT/summary.txt"; }
+
+if has info; then
+    stamp info
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.applications.graphics,power.draw,power.limit,temperature.gpu \
+        --format=csv >"$OUT/info.txt" 2>&1
+    cat "$OUT/info.txt" >>"$OUT/summary.txt"
+fi
+
+if has ab; then
+    stamp "ab ITEMS=${ITEMS:-} SPECS=${SPECS:-default}"
+    (cd "$ROOT" && tools/variant_ab.sh bundle/tune) >"$OUT/ab.txt" 2>&1
+    cat "$OUT/ab.txt" >>"$OUT/summary.txt"
+fi
+
+M_LIST=gpu__time_duration.sum,smsp__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,dram__bytes_read.sum,sm__cycles_active.avg,sm__cycles_elapsed.max,launch__grid_size,launch__cluster_dim_x
+if has ncuimport && command -v ncu >/dev/null; then
+    for t in k4_bf16 k0_bf16; do
+        rep="$ROOT/notes/ncu/$t.ncu-rep"
+        [ -f "$rep" ] || continue
+        stamp "ncu import $t"
+        timeout 120 ncu --import "$rep" --page details --csv >"$OUT/${t}_details.csv" 2>&1
+        timeout 120 ncu --import "$rep" --page source --csv --print-source sass >"$OUT/${t}_source_sass.csv" 2>&1
+        grep -i -E "stall|warp cycles per issued|issued ipc|No Eligible" "$OUT/${t}_details.csv" | head -40 >>"$OUT/summary.txt"
+    done
+fi
+
+if has ncu && command -v ncu >/dev/null; then
+    B=${NCU_BIN:-$ROOT/bundle/tune/k4_base/maxgemm}
+    for prec in bf16 tf32; do
+        for k in 0 4; do
+            stamp "ncu k$k $prec"
+            # kernel 0's GEMM is cuBLAS's (nvjet / sm90 xmma); kernel 4's is ws_kernel. Skip the fp64 reference and
+            # kernel 0 runs of the kernel-4 CLI call: profile only launches whose name matches.
+            if [ $k = 0 ]; then rx='regex:nvjet|sm90_xmma|gemm'; else rx='regex:ws_kernel'; fi
+            timeout 180 ncu --clock-control none -k "$rx" --launch-skip 2 --launch-count 1 --csv --metrics "$M_LIST" \
+                "$B" run --kernel $k --precision $prec --max-dim 1 --iters 3 --warmup 1 --no-shortcut \
+                >"$OUT/ncu_k${k}_${prec}.csv" 2>&1
+            grep -E '"(gpu__time|smsp__cycles_elapsed.avg.per|sm__pipe_tensor|l1tex__data_pipe|lts__t_sectors|sm__throughput|sm__cycles)' \
+                "$OUT/ncu_k${k}_${prec}.csv" | awk -F'","' '{ print $(NF-2), $NF }' | tr -d '"' >>"$OUT/summary.txt"
+        done
+    done
+fi
+stamp done
