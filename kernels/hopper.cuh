@@ -238,6 +238,14 @@ __device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tma
         : "memory");
 }
 
+/* Asks the L2 to fetch the box at (c0, c1) of tmap's tensor (no shared memory, no barrier, nothing to wait for):
+ * a later mg_tma_load_2d of the same box then finds it in L2 instead of going to DRAM. */
+__device__ __forceinline__ void mg_tma_prefetch_l2_2d(const CUtensorMap *tmap, int32_t c0, int32_t c1) {
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)),
+                 "r"(c0), "r"(c1)
+                 : "memory");
+}
+
 /* The multicast variant: the same box lands at the same smem offset in every CTA of the cluster whose bit is
  * set in cta_mask (bit i = %cluster_ctarank i), and each destination CTA's barrier at bar's offset receives
  * complete_tx(box bytes). */

@@ -144,6 +144,7 @@ template <> struct SchemeT<Scheme::kBF16x3RS> {
 
 constexpr int kGroupM = 16;          /* M-tiles per scheduler group (see the header) */
 constexpr int kProducerRegs = 40;    /* the producer only needs addresses and loop counters */
+constexpr int kDefaultPrefetch = 0;  /* Params::pf unless MG_WS_PF says otherwise */
 
 /* Diagnostic switches (cluster 2 only; the cluster 1 code never reads them, its SASS is the same with or without
  * them). They exist so that ONE short tune run on the H200 can attribute the 1.83x that the first cluster-2
@@ -226,6 +227,9 @@ struct Params {
     float *sk_part;
     int *sk_flag;
     int dp_tiles, sk_tiles;
+    /* L2 prefetch distance in k-iterations (0: none): with each stage the producer asks the L2 for the A and B
+     * boxes pf k-iterations ahead (mg_tma_prefetch_l2_2d), so the TMA load that fills the stage later hits L2. */
+    int pf;
 };
 
 /* One piece of a CTA's work: scheduling unit `unit`, k-blocks [kb0, kb1). role 0: a whole tile; 1: a stream-K
@@ -438,30 +442,26 @@ __device__ __forceinline__ void rs_kiter(float (&acc)[C::BN / 2], uint32_t (&fr)
     }
 }
 
-#ifndef MG_WS_EPI_V2
-#define MG_WS_EPI_V2 0
-#endif
 #ifndef MG_WS_DIAG_NO_EPILOGUE
 #define MG_WS_DIAG_NO_EPILOGUE 0
 #endif
-/* The epilogue's max. MG_WS_EPI_V2: PTX max.NaN.f32 (one FMNMX.NAN: NaN if either input is NaN, which is
- * mg_nanmaxf's contract) instead of mg_nanmaxf's compare-and-select. */
+/* The epilogue's max: PTX max.NaN.f32, one FMNMX.NAN (NaN if either input is NaN: mg_nanmaxf's contract) instead
+ * of mg_nanmaxf's compare-and-select (run 22: with the paired bias loads below, 2.6% off the bf16 headline). */
 __device__ __forceinline__ float epi_max(float a, float b) {
-#if MG_WS_EPI_V2
     float r;
     asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
     return r;
-#else
-    return mg_nanmaxf(a, b);
-#endif
 }
 
-/* The bias of columns j, j + 1 (j even) in one 8-byte (float) or 4-byte (bf16) load: only for tiles wholly
- * inside N whose bias pointer has that alignment (the caller checks). */
-__device__ __forceinline__ float2 bias_pair(const float *b, int j) { return __ldg(reinterpret_cast<const float2 *>(b + j)); }
-__device__ __forceinline__ float2 bias_pair(const __nv_bfloat16 *b, int j) {
-    return __bfloat1622float2(__ldg(reinterpret_cast<const __nv_bfloat162 *>(b + j)));
+/* The bias of columns j, j + 1 (j even) as one 8-byte (float) or 4-byte (bf16) load, kept packed until used:
+ * only for tiles wholly inside N whose bias pointer has that alignment (the caller checks). */
+template <class B> struct BiasPairT { using type = float2; };
+template <> struct BiasPairT<__nv_bfloat16> { using type = __nv_bfloat162; };
+template <class B> __device__ __forceinline__ typename BiasPairT<B>::type bias_pair_load(const B *b, int j) {
+    return __ldg(reinterpret_cast<const typename BiasPairT<B>::type *>(b + j));
 }
+__device__ __forceinline__ float2 bias_pair_f(float2 v) { return v; }
+__device__ __forceinline__ float2 bias_pair_f(__nv_bfloat162 v) { return __bfloat1622float2(v); }
 
 template <class B> __device__ __forceinline__ float bias_at(const B *b, int j);
 template <> __device__ __forceinline__ float bias_at<float>(const float *b, int j) { return __ldg(b + j); }
@@ -538,9 +538,21 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 const int row_a = tm < tiles_m ? tm * C::BM : 0;
                 int row_b = tn * C::BN + rank * C::B_BOX_ROWS;
                 if (row_b >= N) row_b = tn * C::BN;
+                if (p.pf > 1) {
+                    /* the segment's first pf k-iterations: those past the ring's first fill get their prefetch now */
+                    for (int kq = sg.kb0 + C::STAGES; kq < sg.kb0 + p.pf && kq < sg.kb1; kq++) {
+                        if (tm < tiles_m) mg_tma_prefetch_l2_2d(&p.a[0], kq * C::BK, row_a);
+                        mg_tma_prefetch_l2_2d(&p.b[0], kq * C::BK, row_b);
+                    }
+                }
                 for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
+                    if (p.pf > 0 && kb + p.pf < sg.kb1) {
+                        /* A and B (part 0) pf k-iterations ahead into L2 (kernel 6's lo parts follow the hi ones) */
+                        if (tm < tiles_m) mg_tma_prefetch_l2_2d(&p.a[0], (kb + p.pf) * C::BK, row_a);
+                        mg_tma_prefetch_l2_2d(&p.b[0], (kb + p.pf) * C::BK, row_b);
+                    }
                     if (u > 0) {
                         /* all consumers (of every CTA of the cluster) released the previous use */
                         /* (a plain acquire.cta wait for cluster 2 too, as CUTLASS's producer_acquire: the
@@ -654,6 +666,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             }
         }
         }
+        /* The tile's bias as register pairs, loaded while the last wgmma group still runs (its latency then costs
+         * nothing). Not for kBF16x3RS (kernel 6): with its two A-fragment register sets the 64 registers of a
+         * float bias spill (ptxas, CUDA 13.0), so it keeps the per-column loads of the general path. */
+        const int n0 = tn * C::BN;
+        const bool pair_ok = !C::T::kRegA && n0 + C::BN <= N &&
+                             (reinterpret_cast<uintptr_t>(bias) % (2 * sizeof(Bias))) == 0;
+        typename BiasPairT<Bias>::type bpair[C::BN / 8];
+        if (pair_ok && sg.role != 1 && !MG_WS_DIAG_NO_EPILOGUE) {
+#pragma unroll
+            for (int i = 0; i < C::BN / 8; i++) bpair[i] = bias_pair_load(bias, n0 + 8 * i + 2 * (lane % 4));
+        }
         mg_wgmma_wait<0>();
         mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
         if (sg.kb1 > sg.kb0 && lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
@@ -686,7 +709,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         }
 
         /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
-        const int n0 = tn * C::BN;
         const int r0 = tm * C::BM + c * C::SLAB + warp * 16 + lane / 4; /* this thread's rows: r0, r0 + 8 */
         const bool ok0 = r0 < M, ok1 = r0 + 8 < M;
         if constexpr (MG_WS_DIAG_NO_EPILOGUE) {
@@ -694,8 +716,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             if (acc[0] == 1234.5f && acc[C::BN / 2 - 1] == 1234.5f) p.partial[0] = acc[1];
             continue;
         }
-        /* MG_WS_EPI_V2: the tile lies wholly inside N and the bias allows paired loads */
-        const bool pair_ok = MG_WS_EPI_V2 && n0 + C::BN <= N && (reinterpret_cast<uintptr_t>(bias) % (2 * sizeof(Bias))) == 0;
         if (p.max_dim == 1) {
             float m0 = -INFINITY, m1 = -INFINITY;
             if (pair_ok) {
@@ -703,7 +723,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 float m0b = -INFINITY, m1b = -INFINITY;
 #pragma unroll
                 for (int i = 0; i < C::BN / 8; i++) {
-                    const float2 bv = bias_pair(bias, n0 + 8 * i + 2 * (lane % 4));
+                    const float2 bv = bias_pair_f(bpair[i]);
                     m0 = epi_max(m0, acc[4 * i] + bv.x);
                     m0b = epi_max(m0b, acc[4 * i + 1] + bv.y);
                     m1 = epi_max(m1, acc[4 * i + 2] + bv.x);
@@ -740,7 +760,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 #pragma unroll
             for (int i = 0; i < C::BN / 8; i++) {
                 float2 bp = make_float2(0.f, 0.f);
-                if (pair_ok) bp = bias_pair(bias, n0 + 8 * i + 2 * (lane % 4));
+                if (pair_ok) bp = bias_pair_f(bpair[i]);
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const int col = n0 + 8 * i + 2 * (lane % 4) + e;
@@ -899,6 +919,12 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     /* Idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on). */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
     static const bool verbose = getenv("MG_VERBOSE") != nullptr;   /* launch geometry, for tuning runs */
+    {
+        /* L2 prefetch distance (Params::pf): MG_WS_PF=N overrides the default, read per launch (A/B runs) */
+        const char *pf = getenv("MG_WS_PF");
+        prm.pf = pf ? atoi(pf) : kDefaultPrefetch;
+        if (prm.pf < 0) prm.pf = 0;
+    }
     if constexpr (C::CLUSTER == 1) {
         int grid = (int)(tiles < sms ? tiles : sms);
         prm.dp_tiles = (int)tiles;

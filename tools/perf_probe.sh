@@ -5,6 +5,8 @@
 #   ab         tools/variant_ab.sh over bundle/tune (ITEMS / SPECS / ROUNDS from the environment)
 #   ncuimport  the stall reasons and per-instruction samples of the committed full ncu reports
 #              (notes/ncu/k4_bf16.ncu-rep, k0_bf16.ncu-rep): details page and SASS source page, as CSV
+#   ncufull    a full Nsight Compute report of kernel 4 bf16 at the headline, max_dim 1 and 0 (NCU_BIN), with its
+#              details page and per-SASS-instruction stall samples as CSV (the report itself stays under OUTDIR)
 #   ncu        Nsight Compute metrics (time, SM clock, tensor pipe, shared-memory and L2 throughput) of kernel 0's and
 #              kernel 4's GEMM kernels at the headline, bf16 and tf32 (NCU_BIN: the CLI to profile, default
 #              bundle/tune/k4_base/maxgemm)
@@ -39,6 +41,19 @@ if has ncuimport && command -v ncu >/dev/null; then
         timeout 120 ncu --import "$rep" --page details --csv >"$OUT/${t}_details.csv" 2>&1
         timeout 120 ncu --import "$rep" --page source --csv --print-source sass >"$OUT/${t}_source_sass.csv" 2>&1
         grep -i -E "stall|warp cycles per issued|issued ipc|No Eligible" "$OUT/${t}_details.csv" | head -40 >>"$OUT/summary.txt"
+    done
+fi
+
+if has ncufull && command -v ncu >/dev/null; then
+    B=${NCU_BIN:-$ROOT/bundle/tune/k4_base/maxgemm}
+    for md in 1 0; do
+        t=k4_bf16_md${md}_full
+        stamp "ncu full $t"
+        timeout 240 ncu --clock-control none --set full -k regex:ws_kernel --launch-skip 2 --launch-count 1 -f -o "$OUT/$t" \
+            "$B" run --kernel 4 --precision bf16 --max-dim $md --iters 3 --warmup 1 --no-shortcut >"$OUT/$t.log" 2>&1
+        timeout 120 ncu --import "$OUT/$t.ncu-rep" --page details --csv >"$OUT/${t}_details.csv" 2>&1
+        timeout 120 ncu --import "$OUT/$t.ncu-rep" --page source --csv --print-source sass >"$OUT/${t}_source_sass.csv" 2>&1
+        grep -E '"(Duration|SM Frequency|Warp Cycles Per Issued)' "$OUT/${t}_details.csv" | awk -F'","' '{ print $(NF-2), $NF }' >>"$OUT/summary.txt"
     done
 fi
 
