@@ -238,14 +238,6 @@ __device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tma
         : "memory");
 }
 
-/* Asks the L2 to fetch the box at (c0, c1) of tmap's tensor (no shared memory, no barrier, nothing to wait for):
- * a later mg_tma_load_2d of the same box then finds it in L2 instead of going to DRAM. */
-__device__ __forceinline__ void mg_tma_prefetch_l2_2d(const CUtensorMap *tmap, int32_t c0, int32_t c1) {
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<uint64_t>(tmap)),
-                 "r"(c0), "r"(c1)
-                 : "memory");
-}
-
 /* The multicast variant: the same box lands at the same smem offset in every CTA of the cluster whose bit is
  * set in cta_mask (bit i = %cluster_ctarank i), and each destination CTA's barrier at bar's offset receives
  * complete_tx(box bytes). */
@@ -356,7 +348,8 @@ __device__ __forceinline__ void mg_setmaxnreg_dec() {
  * A tile (64 rows) and the B tile (N rows), advanced to the k-step. scale_d = 0 computes D = A*B (ignores d's
  * old value), 1 accumulates. Both operands K-major (imm-trans 0); tf32 has no transpose form at all.
  * tf32 reads the fp32 bit patterns in smem and uses their top 19 bits (the low 13 mantissa bits are ignored).
- * Available N: 64, 128, 192, 256 (add a specialisation here, in the same pattern, for others).
+ * Available N: 64, 128, 192, 256 (add a specialisation here, in the same pattern, for others), and 248 as
+ * mg_wgmma_*_n248 below.
  * Every thread of the warpgroup must call it (".sync.aligned"), with the same descriptors. */
 template <int N>
 __device__ __forceinline__ void mg_wgmma_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
@@ -386,16 +379,24 @@ __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a
     " %104, %105, %106, %107, %108, %109, %110, %111,"\
     " %112, %113, %114, %115, %116, %117, %118, %119,"\
     " %120, %121, %122, %123, %124, %125, %126, %127"
+#define MG_ACC_R96_124 \
+    " %96, %97, %98, %99, %100, %101, %102, %103,"\
+    " %104, %105, %106, %107, %108, %109, %110, %111,"\
+    " %112, %113, %114, %115, %116, %117, %118, %119,"\
+    " %120, %121, %122, %123"
 #define MG_ACC_STR_32 "{" MG_ACC_R0 "}"
 #define MG_ACC_STR_64 "{" MG_ACC_R0 "," MG_ACC_R32 "}"
 #define MG_ACC_STR_96 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "}"
 #define MG_ACC_STR_128 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "," MG_ACC_R96 "}"
+#define MG_ACC_STR_124 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "," MG_ACC_R96_124 "}"
 #define MG_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
     "+f"(d[i + 6]), "+f"(d[i + 7])
 #define MG_ACC_OPS_32 MG_ACC8(0), MG_ACC8(8), MG_ACC8(16), MG_ACC8(24)
 #define MG_ACC_OPS_64 MG_ACC_OPS_32, MG_ACC8(32), MG_ACC8(40), MG_ACC8(48), MG_ACC8(56)
 #define MG_ACC_OPS_96 MG_ACC_OPS_64, MG_ACC8(64), MG_ACC8(72), MG_ACC8(80), MG_ACC8(88)
 #define MG_ACC_OPS_128 MG_ACC_OPS_96, MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), MG_ACC8(120)
+#define MG_ACC_OPS_124 MG_ACC_OPS_96, MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), "+f"(d[120]), "+f"(d[121]), \
+    "+f"(d[122]), "+f"(d[123])
 
 /* One specialisation of mg_wgmma_bf16 / mg_wgmma_tf32 (A and B from shared memory). NACC = N / 2; IA, IB, IP are
  * the operand numbers of desc_a, desc_b and scale_d (NACC, NACC + 1, NACC + 2); TYPE is the k and type suffix of
@@ -418,6 +419,18 @@ MG_WGMMA_SS(mg_wgmma_tf32, 64, 32, "k8.f32.tf32.tf32", "1, 1", 32, 33, 34)
 MG_WGMMA_SS(mg_wgmma_tf32, 128, 64, "k8.f32.tf32.tf32", "1, 1", 64, 65, 66)
 MG_WGMMA_SS(mg_wgmma_tf32, 192, 96, "k8.f32.tf32.tf32", "1, 1", 96, 97, 98)
 MG_WGMMA_SS(mg_wgmma_tf32, 256, 128, "k8.f32.tf32.tf32", "1, 1", 128, 129, 130)
+/* m64n248 into the first 124 of 128 accumulators (the last 4 are left alone): the narrow panels of kernel 4's
+ * mixed-width tiling (wgmma_ws.cuh, "MIXED PANELS"), which keeps one 128-register accumulator array for both
+ * widths. */
+#define MG_WGMMA_SS_N248(FN, TYPE, IMM)                                                                          \
+    __device__ __forceinline__ void FN(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {        \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %126, 0;\n"                                               \
+                     "wgmma.mma_async.sync.aligned.m64n248" TYPE " " MG_ACC_STR_124 ", %124, %125, p, " IMM ";\n}\n" \
+                     : MG_ACC_OPS_124                                                                            \
+                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                  \
+    }
+MG_WGMMA_SS_N248(mg_wgmma_bf16_n248, "k16.f32.bf16.bf16", "1, 1, 0, 0")
+MG_WGMMA_SS_N248(mg_wgmma_tf32_n248, "k8.f32.tf32.tf32", "1, 1")
 
 /* ============================================================================================== */
 /* wgmma.mma_async with A FROM REGISTERS (bf16), B from shared memory, f32 accumulators              */

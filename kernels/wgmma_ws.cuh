@@ -94,6 +94,7 @@
 #include <stdio.h>
 
 #include <atomic>
+#include <type_traits>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +145,6 @@ template <> struct SchemeT<Scheme::kBF16x3RS> {
 
 constexpr int kGroupM = 16;          /* M-tiles per scheduler group (see the header) */
 constexpr int kProducerRegs = 40;    /* the producer only needs addresses and loop counters */
-constexpr int kDefaultPrefetch = 0;  /* Params::pf unless MG_WS_PF says otherwise */
 
 /* Diagnostic switches (cluster 2 only; the cluster 1 code never reads them, its SASS is the same with or without
  * them). They exist so that ONE short tune run on the H200 can attribute the 1.83x that the first cluster-2
@@ -205,6 +205,10 @@ struct Cfg {
     static constexpr int B_SLICE_BYTES = B_BOX_ROWS * B_ROW_BYTES;
     /* W slices multicast to every CTA of the cluster (false for cluster 1 and for the no-multicast diagnostic). */
     static constexpr bool MULTICAST = CLUSTER > 1 && !MG_WS_DIAG_NO_MULTICAST;
+    /* Mixed-width panels ("MIXED PANELS" in the header): BN-wide and (BN - 8)-wide column panels in one grid.
+     * The smem-operand schemes of kernel 4 at BN 256, cluster 1 (kernel 6's register-A wgmma has no n248 form). */
+    static constexpr bool MIXED = CLUSTER == 1 && BN == 256 && (S == Scheme::kTF32 || S == Scheme::kBF16);
+    static constexpr int BN_NARROW = BN - 8;
     /* every consumer warp of every CTA that this CTA's producer multicasts into */
     static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * (MULTICAST ? CLUSTER : 1);
     static constexpr int UNIT_GROUP = kGroupM / CLUSTER > 0 ? kGroupM / CLUSTER : 1; /* units per scheduler group */
@@ -227,10 +231,21 @@ struct Params {
     float *sk_part;
     int *sk_flag;
     int dp_tiles, sk_tiles;
-    /* L2 prefetch distance in k-iterations (0: none): with each stage the producer asks the L2 for the A and B
-     * boxes pf k-iterations ahead (mg_tma_prefetch_l2_2d), so the TMA load that fills the stage later hits L2. */
-    int pf;
+    /* Column panels: tiles_n of them; the first nw are BN wide, the others BN - 8 (C::MIXED only; otherwise
+     * nw = tiles_n = cdiv(N, BN)). */
+    int tiles_n, nw;
 };
+
+/* First column and width of column panel tn (see Params::tiles_n). */
+template <class C> __device__ __forceinline__ void panel(const Params &p, int tn, int &n0, int &width) {
+    if (!C::MIXED || tn < p.nw) {
+        n0 = tn * C::BN;
+        width = C::BN;
+    } else {
+        n0 = p.nw * C::BN + (tn - p.nw) * C::BN_NARROW;
+        width = C::BN_NARROW;
+    }
+}
 
 /* One piece of a CTA's work: scheduling unit `unit`, k-blocks [kb0, kb1). role 0: a whole tile; 1: a stream-K
  * non-head segment (accumulators go to this CTA's slot); 2: a stream-K head segment, whose CTA owns the tile and
@@ -308,10 +323,15 @@ __device__ __forceinline__ uint64_t make_desc(const void *tile) {
     else return mg_make_desc_k64(tile);
 }
 
-template <class C>
+template <class C, int WN = C::BN>
 __device__ __forceinline__ void mma_step(float (&acc)[C::BN / 2], uint64_t da_hi, uint64_t da_lo, uint64_t db_hi,
                                          uint64_t db_lo) {
-    if constexpr (C::S == Scheme::kTF32) {
+    static_assert(WN == C::BN || (C::MIXED && WN == C::BN_NARROW), "a narrow panel is BN - 8 = 248 wide");
+    if constexpr (WN != C::BN) {
+        (void)da_lo; (void)db_lo;
+        if constexpr (C::S == Scheme::kTF32) mg_wgmma_tf32_n248(acc, da_hi, db_hi, 1);
+        else mg_wgmma_bf16_n248(acc, da_hi, db_hi, 1);
+    } else if constexpr (C::S == Scheme::kTF32) {
         (void)da_lo; (void)db_lo;
         mg_wgmma_tf32<C::BN>(acc, da_hi, db_hi, 1);
     } else if constexpr (C::S == Scheme::kBF16) {
@@ -469,6 +489,39 @@ template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_b
     return __bfloat162float(b[j]);
 }
 
+/* The k-iterations [kb0, kb1) of one segment for the shared-memory-operand schemes, wgmma N = WN (BN, or BN - 8
+ * on a narrow panel): wait for the stage, issue its k-steps as one wgmma group, keep that group in flight
+ * (wait_group 1) and release the previous stage. Returns the k-iteration counter after the segment. */
+template <class C, int WN>
+__device__ __forceinline__ int ss_kloop(float (&acc)[C::BN / 2], const uint8_t *smem, uint64_t *full, uint64_t *empty,
+                                        int it, int kb0, int kb1, int c, int lane) {
+    for (int kb = kb0; kb < kb1; kb++, it++) {
+        const int s = it % C::STAGES;
+        mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
+        const uint8_t *st = smem + s * C::STAGE_BYTES;
+        const uint8_t *a0 = st + c * C::SLAB * C::A_ROW_BYTES;  /* this consumer's 64 rows of A */
+        const uint64_t da_hi = make_desc<C::A_ROW_BYTES>(a0);
+        const uint64_t da_lo = make_desc<C::A_ROW_BYTES>(a0 + (C::A_PARTS - 1) * C::A_BYTES);
+        const uint8_t *b0 = st + C::A_PARTS * C::A_BYTES;
+        const uint64_t db_hi = make_desc<C::B_ROW_BYTES>(b0);
+        const uint64_t db_lo = make_desc<C::B_ROW_BYTES>(b0 + (C::B_PARTS - 1) * C::B_BYTES);
+        mg_wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < C::KSTEPS; ks++) {
+            const uint32_t off = ks * 32;
+            mma_step<C, WN>(acc, mg_desc_advance(da_hi, off), mg_desc_advance(da_lo, off),
+                            mg_desc_advance(db_hi, off), mg_desc_advance(db_lo, off));
+        }
+        mg_wgmma_commit();
+        if (kb > kb0) {
+            /* At most this k-iteration's group is pending: the previous stage has been read. */
+            mg_wgmma_wait<1>();
+            if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
+        }
+    }
+    return it;
+}
+
 template <class C>
 __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant__ Params p) {
     using Bias = typename C::T::Bias;
@@ -482,7 +535,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     const int wg = threadIdx.x / 128;
     const int tid = threadIdx.x % 128;
     const int M = p.m, N = p.n;
-    const int tiles_m = (M + C::BM - 1) / C::BM, tiles_n = (N + C::BN - 1) / C::BN;
+    const int tiles_m = (M + C::BM - 1) / C::BM, tiles_n = p.tiles_n;
     const int num_k = (p.k + C::BK - 1) / C::BK;
     /* Scheduling units: CLUSTER vertically adjacent tiles (tm = um * CLUSTER + rank); both CTAs of a cluster walk
      * the same unit sequence, so their k-iteration counters `it` (stage, use, parity) are identical at every
@@ -536,23 +589,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                  * that the epilogue masks (row >= M, column >= N), and every CTA keeps multicasting its slice, so
                  * each CTA's full barrier depends on every producer of the cluster (see the header). */
                 const int row_a = tm < tiles_m ? tm * C::BM : 0;
-                int row_b = tn * C::BN + rank * C::B_BOX_ROWS;
-                if (row_b >= N) row_b = tn * C::BN;
-                if (p.pf > 1) {
-                    /* the segment's first pf k-iterations: those past the ring's first fill get their prefetch now */
-                    for (int kq = sg.kb0 + C::STAGES; kq < sg.kb0 + p.pf && kq < sg.kb1; kq++) {
-                        if (tm < tiles_m) mg_tma_prefetch_l2_2d(&p.a[0], kq * C::BK, row_a);
-                        mg_tma_prefetch_l2_2d(&p.b[0], kq * C::BK, row_b);
-                    }
-                }
+                int pn0, pw;
+                panel<C>(p, tn, pn0, pw);
+                /* a narrow panel still loads BN rows: the last 8 are the next panel's and feed only accumulators
+                 * that its n248 wgmma never touches */
+                int row_b = pn0 + rank * C::B_BOX_ROWS;
+                if (row_b >= N) row_b = pn0;
                 for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
-                    if (p.pf > 0 && kb + p.pf < sg.kb1) {
-                        /* A and B (part 0) pf k-iterations ahead into L2 (kernel 6's lo parts follow the hi ones) */
-                        if (tm < tiles_m) mg_tma_prefetch_l2_2d(&p.a[0], (kb + p.pf) * C::BK, row_a);
-                        mg_tma_prefetch_l2_2d(&p.b[0], (kb + p.pf) * C::BK, row_b);
-                    }
                     if (u > 0) {
                         /* all consumers (of every CTA of the cluster) released the previous use */
                         /* (a plain acquire.cta wait for cluster 2 too, as CUTLASS's producer_acquire: the
@@ -622,10 +667,181 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
         int um, tn;
         tile_coords(sg.unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
         const int tm = um * C::CLUSTER + rank; /* may be >= tiles_m (cluster M tail): the epilogue masks it all */
+        int n0, width;
+        panel<C>(p, tn, n0, width);
 
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++) acc[i] = 0.f;
         mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence below */
+
+        /* The rest of the tile for a panel WN columns wide (BN, or BN - 8 on a narrow panel): every loop over the
+         * tile's columns has a compile-time bound. */
+        auto finish_tile = [&](auto wn_tag) {
+            constexpr int WN = decltype(wn_tag)::value;
+            constexpr int NI = WN / 8;            /* 8-column groups of the panel */
+            const int n_end = min(N, n0 + WN);    /* columns [n0, n_end) are this tile's */
+            mg_wgmma_wait<0>();
+            mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
+            if (sg.kb1 > sg.kb0 && lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
+            /* The bias in pairs (one 4- or 8-byte load per two columns, bias2(i) = columns 8i + 2(lane%4) + 0/1),
+             * when the panel lies inside N and the pointer allows it. Not for kBF16x3RS (kernel 6), whose
+             * registers spill with it (ptxas, CUDA 13.0): it keeps the per-column loads of the general path.
+             * (Loading all pairs before the wait above, to hide their latency behind the last wgmma group,
+             * measured no gain in run 23, and a float bias array of 64 registers spills tf32.) */
+            const bool pair_ok = !C::T::kRegA && n0 + WN <= N &&
+                                 (reinterpret_cast<uintptr_t>(bias) % (2 * sizeof(Bias))) == 0;
+            const Bias *bias_q = bias + n0 + 2 * (lane % 4);
+            auto bias2 = [&](int i) { return bias_pair_f(bias_pair_load(bias_q, 8 * i)); };
+
+            if constexpr (C::CLUSTER == 1) {
+                /* Stream-K (uniform panels only): slot layout [cta][consumer][i][tid] (coalesced: a warp stores 32
+                 * consecutive floats). */
+                constexpr int SLOT = (C::BN / 2) * 128;
+                if (sg.role == 1) {
+                    float *dst = p.sk_part + ((size_t)blockIdx.x * C::CONSUMERS + c) * SLOT + tid;
+#pragma unroll
+                    for (int i = 0; i < C::BN / 2; i++) __stcg(dst + i * 128, acc[i]);
+                    __threadfence();            /* each thread's stores are visible GPU-wide before the flag */
+                    named_bar_sync(1 + c, 128); /* ... all 128 threads' */
+                    if (tid == 0) mg_st_release_gpu(&p.sk_flag[blockIdx.x * C::CONSUMERS + c], 1);
+                    return;                     /* the owner of the tile runs its epilogue */
+                }
+                if (sg.role == 2) {
+                    for (int o = (int)blockIdx.x + 1; o <= sg.last; o++) {
+                        int *flag = &p.sk_flag[o * C::CONSUMERS + c];
+                        if (tid == 0) {
+                            while (mg_ld_acquire_gpu(flag) == 0) __nanosleep(64);
+                            *flag = 0;          /* nothing else reads it in this launch: zero for the next one */
+                        }
+                        named_bar_sync(1 + c, 128); /* the acquire above orders the slot reads below */
+                        const float *src = p.sk_part + ((size_t)o * C::CONSUMERS + c) * SLOT + tid;
+#pragma unroll
+                        for (int i = 0; i < C::BN / 2; i++) acc[i] += __ldcg(src + i * 128);
+                    }
+                }
+            }
+
+            /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
+            const int r0 = tm * C::BM + c * C::SLAB + warp * 16 + lane / 4; /* this thread's rows: r0, r0 + 8 */
+            const bool ok0 = r0 < M, ok1 = r0 + 8 < M;
+            if constexpr (MG_WS_DIAG_NO_EPILOGUE) {
+                /* Timing diagnostic only (tune/k4_noepi): no epilogue; WRONG results. The store keeps acc live. */
+                if (acc[0] == 1234.5f && acc[C::BN / 2 - 1] == 1234.5f) p.partial[0] = acc[1];
+                return;
+            }
+            if (p.max_dim == 1) {
+                float m0 = -INFINITY, m1 = -INFINITY;
+                if (pair_ok) {
+                    /* two chains per row (even, odd column), merged below: half the dependent max latency */
+                    float m0b = -INFINITY, m1b = -INFINITY;
+#pragma unroll
+                    for (int i = 0; i < NI; i++) {
+                        const float2 bv = bias2(i);
+                        m0 = epi_max(m0, acc[4 * i] + bv.x);
+                        m0b = epi_max(m0b, acc[4 * i + 1] + bv.y);
+                        m1 = epi_max(m1, acc[4 * i + 2] + bv.x);
+                        m1b = epi_max(m1b, acc[4 * i + 3] + bv.y);
+                    }
+                    m0 = epi_max(m0, m0b);
+                    m1 = epi_max(m1, m1b);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < NI; i++) {
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int col = n0 + 8 * i + 2 * (lane % 4) + e;
+                            if (col < n_end) {
+                                const float bv = bias_at<Bias>(bias, col);
+                                m0 = epi_max(m0, acc[4 * i + e] + bv);
+                                m1 = epi_max(m1, acc[4 * i + 2 + e] + bv);
+                            }
+                        }
+                    }
+                }
+                m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+                m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+                m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+                m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+                if (lane % 4 == 0) {
+                    if (ok0) p.partial[(size_t)tn * M + r0] = m0;
+                    if (ok1) p.partial[(size_t)tn * M + r0 + 8] = m1;
+                }
+            } else {
+                /* v[j], j = 2i + e: this thread's max over its rows r0, r0 + 8 of column 8i + 2(lane%4) + e.
+                 * Groups i >= NI (a narrow panel's last 8 columns) are -inf and never stored. */
+                constexpr int NV = C::BN / 4;
+                float v[NV];
+                if (pair_ok && (tm + 1) * C::BM <= M) {
+                    /* the whole tile is inside M and N: max(a + b, c + b) = max(a, c) + b exactly (rounding is
+                     * monotonic; NaN and inf give the same either way), two instructions per value */
+#pragma unroll
+                    for (int i = 0; i < C::BN / 8; i++) {
+                        if (i < NI) {
+                            const float2 bv = bias2(i);
+                            v[2 * i] = epi_max(acc[4 * i], acc[4 * i + 2]) + bv.x;
+                            v[2 * i + 1] = epi_max(acc[4 * i + 1], acc[4 * i + 3]) + bv.y;
+                        } else {
+                            v[2 * i] = v[2 * i + 1] = -INFINITY;
+                        }
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < C::BN / 8; i++) {
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int col = n0 + 8 * i + 2 * (lane % 4) + e;
+                            float t = -INFINITY;
+                            if (i < NI && col < n_end) {
+                                const float bv = bias_at<Bias>(bias, col);
+                                if (ok0) t = acc[4 * i + e] + bv;
+                                if (ok1) t = epi_max(t, acc[4 * i + 2 + e] + bv);
+                            }
+                            v[2 * i + e] = t;
+                        }
+                    }
+                }
+                /* Transpose-reduce over the 8 lanes that share lane%4 (lane bits 4, 3, 2): at each step a lane
+                 * keeps half of its columns and sends the other half to its partner, so 32 + 16 + 8 = 56 shuffles
+                 * (not 3 x 64) leave each lane with the 16-row max of NV/8 distinct columns. No branches. */
+                const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
+#pragma unroll
+                for (int j = 0; j < NV / 2; j++) {
+                    const float keep = b16 ? v[NV / 2 + j] : v[j], send = b16 ? v[j] : v[NV / 2 + j];
+                    v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 16));
+                }
+#pragma unroll
+                for (int j = 0; j < NV / 4; j++) {
+                    const float keep = b8 ? v[NV / 4 + j] : v[j], send = b8 ? v[j] : v[NV / 4 + j];
+                    v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+                }
+#pragma unroll
+                for (int j = 0; j < NV / 8; j++) {
+                    const float keep = b4 ? v[NV / 8 + j] : v[j], send = b4 ? v[j] : v[NV / 8 + j];
+                    v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 4));
+                }
+                /* v[t] now holds original index j = base + t. */
+                const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
+                float *my_red = red + (c * 4 + warp) * C::BN;
+#pragma unroll
+                for (int t = 0; t < NV / 8; t++) {
+                    const int j = base + t;
+                    my_red[8 * (j >> 1) + 2 * (lane % 4) + (j & 1)] = v[t];
+                }
+                named_bar_sync(1 + c, 128); /* this consumer's 4 warps wrote their column maxima */
+                const int slab = tm * C::CONSUMERS + c; /* = first row / 64 */
+                if (slab * C::SLAB < M) {
+                    const float *cred = red + c * 4 * C::BN;
+                    for (int lc = tid; lc < C::BN; lc += 128) {
+                        float v = cred[lc];
+                        v = epi_max(v, cred[C::BN + lc]);
+                        v = epi_max(v, cred[2 * C::BN + lc]);
+                        v = epi_max(v, cred[3 * C::BN + lc]);
+                        if (n0 + lc < n_end) p.partial[(size_t)slab * N + n0 + lc] = v;
+                    }
+                }
+                named_bar_sync(1 + c, 128); /* red is reused by the next tile */
+            }
+        };
 
         if constexpr (C::T::kRegA) {
             /* kBF16x3RS: the A fragments alternate between two register sets (fr0: even kb, fr1: odd kb), so
@@ -640,177 +856,18 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 rs_kiter<C>(acc, fr1, smem, smem_base, full, empty, it, kb - sg.kb0, a_off, ch0, ch1, lane);
                 kb++, it++;
             }
-        } else {
-        for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
-            const int s = it % C::STAGES;
-            mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
-            const uint8_t *st = smem + s * C::STAGE_BYTES;
-            const uint8_t *a0 = st + c * C::SLAB * C::A_ROW_BYTES;  /* this consumer's 64 rows of A */
-            const uint64_t da_hi = make_desc<C::A_ROW_BYTES>(a0);
-            const uint64_t da_lo = make_desc<C::A_ROW_BYTES>(a0 + (C::A_PARTS - 1) * C::A_BYTES);
-            const uint8_t *b0 = st + C::A_PARTS * C::A_BYTES;
-            const uint64_t db_hi = make_desc<C::B_ROW_BYTES>(b0);
-            const uint64_t db_lo = make_desc<C::B_ROW_BYTES>(b0 + (C::B_PARTS - 1) * C::B_BYTES);
-            mg_wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < C::KSTEPS; ks++) {
-                const uint32_t off = ks * 32;
-                mma_step<C>(acc, mg_desc_advance(da_hi, off), mg_desc_advance(da_lo, off),
-                            mg_desc_advance(db_hi, off), mg_desc_advance(db_lo, off));
-            }
-            mg_wgmma_commit();
-            if (kb > sg.kb0) {
-                /* At most this k-iteration's group is pending: the previous stage has been read. */
-                mg_wgmma_wait<1>();
-                if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
-            }
-        }
-        }
-        /* The tile's bias as register pairs, loaded while the last wgmma group still runs (its latency then costs
-         * nothing). Not for kBF16x3RS (kernel 6): with its two A-fragment register sets the 64 registers of a
-         * float bias spill (ptxas, CUDA 13.0), so it keeps the per-column loads of the general path. */
-        const int n0 = tn * C::BN;
-        const bool pair_ok = !C::T::kRegA && n0 + C::BN <= N &&
-                             (reinterpret_cast<uintptr_t>(bias) % (2 * sizeof(Bias))) == 0;
-        typename BiasPairT<Bias>::type bpair[C::BN / 8];
-        if (pair_ok && sg.role != 1 && !MG_WS_DIAG_NO_EPILOGUE) {
-#pragma unroll
-            for (int i = 0; i < C::BN / 8; i++) bpair[i] = bias_pair_load(bias, n0 + 8 * i + 2 * (lane % 4));
-        }
-        mg_wgmma_wait<0>();
-        mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
-        if (sg.kb1 > sg.kb0 && lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
-
-        if constexpr (C::CLUSTER == 1) {
-            /* Stream-K: slot layout [cta][consumer][i][tid] (coalesced: a warp stores 32 consecutive floats). */
-            constexpr int SLOT = (C::BN / 2) * 128;
-            if (sg.role == 1) {
-                float *dst = p.sk_part + ((size_t)blockIdx.x * C::CONSUMERS + c) * SLOT + tid;
-#pragma unroll
-                for (int i = 0; i < C::BN / 2; i++) __stcg(dst + i * 128, acc[i]);
-                __threadfence();            /* each thread's stores are visible GPU-wide before the flag */
-                named_bar_sync(1 + c, 128); /* ... all 128 threads' */
-                if (tid == 0) mg_st_release_gpu(&p.sk_flag[blockIdx.x * C::CONSUMERS + c], 1);
-                continue;                   /* the owner of the tile runs its epilogue */
-            }
-            if (sg.role == 2) {
-                for (int o = (int)blockIdx.x + 1; o <= sg.last; o++) {
-                    int *flag = &p.sk_flag[o * C::CONSUMERS + c];
-                    if (tid == 0) {
-                        while (mg_ld_acquire_gpu(flag) == 0) __nanosleep(64);
-                        *flag = 0;          /* nothing else reads it in this launch: zero for the next one */
-                    }
-                    named_bar_sync(1 + c, 128); /* the acquire above orders the slot reads below */
-                    const float *src = p.sk_part + ((size_t)o * C::CONSUMERS + c) * SLOT + tid;
-#pragma unroll
-                    for (int i = 0; i < C::BN / 2; i++) acc[i] += __ldcg(src + i * 128);
-                }
-            }
-        }
-
-        /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
-        const int r0 = tm * C::BM + c * C::SLAB + warp * 16 + lane / 4; /* this thread's rows: r0, r0 + 8 */
-        const bool ok0 = r0 < M, ok1 = r0 + 8 < M;
-        if constexpr (MG_WS_DIAG_NO_EPILOGUE) {
-            /* Timing diagnostic only (tune/k4_noepi): no epilogue at all; WRONG results. The store keeps acc live. */
-            if (acc[0] == 1234.5f && acc[C::BN / 2 - 1] == 1234.5f) p.partial[0] = acc[1];
-            continue;
-        }
-        if (p.max_dim == 1) {
-            float m0 = -INFINITY, m1 = -INFINITY;
-            if (pair_ok) {
-                /* two chains per row (even, odd column), merged below: half the dependent max latency */
-                float m0b = -INFINITY, m1b = -INFINITY;
-#pragma unroll
-                for (int i = 0; i < C::BN / 8; i++) {
-                    const float2 bv = bias_pair_f(bpair[i]);
-                    m0 = epi_max(m0, acc[4 * i] + bv.x);
-                    m0b = epi_max(m0b, acc[4 * i + 1] + bv.y);
-                    m1 = epi_max(m1, acc[4 * i + 2] + bv.x);
-                    m1b = epi_max(m1b, acc[4 * i + 3] + bv.y);
-                }
-                m0 = epi_max(m0, m0b);
-                m1 = epi_max(m1, m1b);
+            finish_tile(std::integral_constant<int, C::BN>{});
+        } else if constexpr (C::MIXED) {
+            if (width != C::BN) {
+                it = ss_kloop<C, C::BN_NARROW>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
+                finish_tile(std::integral_constant<int, C::BN_NARROW>{});
             } else {
-#pragma unroll
-            for (int i = 0; i < C::BN / 8; i++) {
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int col = n0 + 8 * i + 2 * (lane % 4) + e;
-                    if (col < N) {
-                        const float bv = bias_at<Bias>(bias, col);
-                        m0 = epi_max(m0, acc[4 * i + e] + bv);
-                        m1 = epi_max(m1, acc[4 * i + 2 + e] + bv);
-                    }
-                }
-            }
-            }
-            m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
-            m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
-            m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
-            m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
-            if (lane % 4 == 0) {
-                if (ok0) p.partial[(size_t)tn * M + r0] = m0;
-                if (ok1) p.partial[(size_t)tn * M + r0 + 8] = m1;
+                it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
+                finish_tile(std::integral_constant<int, C::BN>{});
             }
         } else {
-            /* v[j], j = 2i + e: this thread's max over its rows r0, r0 + 8 of column 8i + 2(lane%4) + e. */
-            constexpr int NV = C::BN / 4;
-            float v[NV];
-#pragma unroll
-            for (int i = 0; i < C::BN / 8; i++) {
-                float2 bp = make_float2(0.f, 0.f);
-                if (pair_ok) bp = bias_pair_f(bpair[i]);
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int col = n0 + 8 * i + 2 * (lane % 4) + e;
-                    const float bv = pair_ok ? (e ? bp.y : bp.x) : col < N ? bias_at<Bias>(bias, col) : 0.f;
-                    float t = -INFINITY;
-                    if (ok0) t = acc[4 * i + e] + bv;
-                    if (ok1) t = epi_max(t, acc[4 * i + 2 + e] + bv);
-                    v[2 * i + e] = t;
-                }
-            }
-            /* Transpose-reduce over the 8 lanes that share lane%4 (lane bits 4, 3, 2): at each step a lane keeps
-             * half of its columns and sends the other half to its partner, so 32 + 16 + 8 = 56 shuffles (not
-             * 3 x 64) leave each lane with the 16-row max of NV/8 distinct columns. No branches, all lanes. */
-            const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
-#pragma unroll
-            for (int j = 0; j < NV / 2; j++) {
-                const float keep = b16 ? v[NV / 2 + j] : v[j], send = b16 ? v[j] : v[NV / 2 + j];
-                v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 16));
-            }
-#pragma unroll
-            for (int j = 0; j < NV / 4; j++) {
-                const float keep = b8 ? v[NV / 4 + j] : v[j], send = b8 ? v[j] : v[NV / 4 + j];
-                v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 8));
-            }
-#pragma unroll
-            for (int j = 0; j < NV / 8; j++) {
-                const float keep = b4 ? v[NV / 8 + j] : v[j], send = b4 ? v[j] : v[NV / 8 + j];
-                v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 4));
-            }
-            /* v[t] now holds original index j = base + t. */
-            const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
-            float *my_red = red + (c * 4 + warp) * C::BN;
-#pragma unroll
-            for (int t = 0; t < NV / 8; t++) {
-                const int j = base + t;
-                my_red[8 * (j >> 1) + 2 * (lane % 4) + (j & 1)] = v[t];
-            }
-            named_bar_sync(1 + c, 128); /* this consumer's 4 warps wrote their column maxima */
-            const int slab = tm * C::CONSUMERS + c; /* = first row / 64 */
-            if (slab * C::SLAB < M) {
-                const float *cred = red + c * 4 * C::BN;
-                for (int lc = tid; lc < C::BN; lc += 128) {
-                    float v = cred[lc];
-                    v = epi_max(v, cred[C::BN + lc]);
-                    v = epi_max(v, cred[2 * C::BN + lc]);
-                    v = epi_max(v, cred[3 * C::BN + lc]);
-                    if (n0 + lc < N) p.partial[(size_t)slab * N + n0 + lc] = v;
-                }
-            }
-            named_bar_sync(1 + c, 128); /* red is reused by the next tile */
+            it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
+            finish_tile(std::integral_constant<int, C::BN>{});
         }
     }
     /* Cluster: stay until the peer is done too (its producer may still multicast into this CTA only for stages
@@ -825,8 +882,41 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 /* Host side                                                                                                  */
 /* ---------------------------------------------------------------------------------------------------------- */
 
+/* The most partial rows a launch of configuration C can write (plan sizing): max_dim 1 has one row per column
+ * panel, and the mixed-width layout has one panel more than cdiv(N, BN). */
 template <class C> int partial_rows(const mg_problem *p) {
-    return p->max_dim == 1 ? mg_cdiv(p->n, C::BN) : mg_cdiv(p->m, C::SLAB);
+    return p->max_dim == 1 ? mg_cdiv(p->n, C::BN) + (C::MIXED ? 1 : 0) : mg_cdiv(p->m, C::SLAB);
+}
+
+/* MIXED PANELS: the column panels for tiles_m row tiles on G CTAs. Uniform: cdiv(N, BN) panels of BN. Mixed: one
+ * panel more, nw of them BN wide and the rest BN - 8 (248), so that they cover N. With a persistent grid a CTA's
+ * time is about (its tiles) x (panel width); mixed is taken when its estimate is lower: at the headline 256 tiles
+ * of 256 columns on 132 SMs cost 2 x 256 per CTA, 264 tiles of 248 (one panel of 256) cost 248 + 256, 1.6% less.
+ * MG_WS_MIXED=0 turns it off (A/B runs), MG_WS_MIXED=1 takes it wherever the panels fit N (tests). */
+template <class C> void choose_panels(int m, int n, int G, int &tiles_n, int &nw) {
+    tiles_n = mg_cdiv(n, C::BN);
+    nw = tiles_n;
+    if constexpr (C::MIXED) {
+        const char *env = getenv("MG_WS_MIXED");   /* read per launch: A/B runs and tests switch it */
+        if (env && strcmp(env, "0") == 0) return;
+        const bool force = env && strcmp(env, "1") == 0;   /* whenever the panels fit N (tests) */
+        const long long tm = mg_cdiv(m, C::BM);
+        const long long p1 = tiles_n + 1;
+        const long long need = (long long)n - p1 * C::BN_NARROW;   /* columns the narrow panels leave over */
+        /* need < 0: p1 narrow panels would overshoot N (the last one partly or wholly past it): not worth it */
+        if (need < 0 || G <= 0) return;
+        const long long w1 = (need + 7) / 8;                          /* wide panels needed (8 more each) */
+        if (w1 > p1) return;
+        const long long t0 = tm * tiles_n, t1 = tm * p1;
+        const long long waves0 = (t0 + G - 1) / G, waves1 = (t1 + G - 1) / G;
+        const long long wide_per_cta = (tm * w1 + G - 1) / G;
+        const long long cost0 = waves0 * C::BN;
+        const long long cost1 = waves1 * C::BN_NARROW + 8 * (wide_per_cta < waves1 ? wide_per_cta : waves1);
+        if (force || cost1 < cost0) {
+            tiles_n = (int)p1;
+            nw = (int)w1;
+        }
+    }
 }
 
 /* K padded so that a row of K elements is a multiple of 16 bytes (TMA's global stride rule). */
@@ -910,8 +1000,10 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     prm.n = p->n;
     prm.k = p->k;
     prm.max_dim = p->max_dim;
-    a->ntiles = partial_rows<C>(p);
-    const long long tiles = (long long)mg_cdiv(p->m, C::BM) * mg_cdiv(p->n, C::BN);
+    prm.tiles_n = mg_cdiv(p->n, C::BN);
+    prm.nw = prm.tiles_n;
+    long long tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
+    a->ntiles = p->max_dim == 1 ? prm.tiles_n : mg_cdiv(p->m, C::SLAB);
     if (tiles == 0) return MG_OK;
     if (tiles > INT32_MAX) return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: too many tiles (%lld)", tiles);
     const int sms = a->num_sms > 0 ? a->num_sms : 1;
@@ -919,12 +1011,6 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     /* Idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on). */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
     static const bool verbose = getenv("MG_VERBOSE") != nullptr;   /* launch geometry, for tuning runs */
-    {
-        /* L2 prefetch distance (Params::pf): MG_WS_PF=N overrides the default, read per launch (A/B runs) */
-        const char *pf = getenv("MG_WS_PF");
-        prm.pf = pf ? atoi(pf) : kDefaultPrefetch;
-        if (prm.pf < 0) prm.pf = 0;
-    }
     if constexpr (C::CLUSTER == 1) {
         int grid = (int)(tiles < sms ? tiles : sms);
         prm.dp_tiles = (int)tiles;
@@ -944,11 +1030,19 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
             prm.sk_part = reinterpret_cast<float *>(sk_ws);
             prm.sk_flag = reinterpret_cast<int *>(static_cast<char *>(a->ws) + (a->ws_bytes - sk_flag_bytes(sms)));
             grid = sms;
+        } else if (C::MIXED) {
+            choose_panels<C>(p->m, p->n, sms, prm.tiles_n, prm.nw);
+            tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
+            if (tiles > INT32_MAX) return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: too many tiles (%lld)", tiles);
+            prm.dp_tiles = (int)tiles;
+            grid = (int)(tiles < sms ? tiles : sms);
+            if (p->max_dim == 1) a->ntiles = prm.tiles_n;
         }
         if (verbose)
             fprintf(stderr, "wgmma_ws: tile %dx%d, %d consumer(s), %d stages; tiles %lld, grid %d, whole tiles %d, "
-                            "stream-K tiles %d, k-blocks %lld\n", C::BM, C::BN, C::CONSUMERS, C::STAGES, tiles, grid,
-                    prm.dp_tiles, prm.sk_tiles, nk);
+                            "stream-K tiles %d, k-blocks %lld, column panels %d (%d of %d columns, the rest %d)\n",
+                    C::BM, C::BN, C::CONSUMERS, C::STAGES, tiles, grid, prm.dp_tiles, prm.sk_tiles, nk, prm.tiles_n,
+                    prm.nw, C::BN, C::BN_NARROW);
         kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
         MG_LAUNCH_CHECK();
         return MG_OK;

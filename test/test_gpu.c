@@ -550,7 +550,8 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
 
 /* The partial maxima of kernel kern on each shape (both precisions it claims, both max_dims) against an fp64 host
  * computation; returns the cases run. */
-static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes) {
+/* max_ntiles_md1 (may be NULL): the most partial rows any max_dim 1 launch reported (its column panels). */
+static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes, int *max_ntiles_md1) {
     const int sm = mg_test_sm();
     int num_sms = 0;
     cudaStream_t st;
@@ -604,6 +605,7 @@ static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int
                 MG_TEST_CUDA(cudaGetLastError());
                 cr_assert(a.ntiles >= 1 && a.ntiles <= tiles, "kernel %d (%s) reported %d partial rows of %d",
                           kern->id, kern->name, a.ntiles, tiles);
+                if (max_ntiles_md1 && dim == 1 && a.ntiles > *max_ntiles_md1) *max_ntiles_md1 = a.ntiles;
 
                 float *hp = hmalloc((size_t)a.ntiles * len * sizeof(float)), *got = hmalloc(len * sizeof(float));
                 MG_TEST_CUDA(cudaMemcpy(hp, partial, (size_t)a.ntiles * len * sizeof(float), cudaMemcpyDeviceToHost));
@@ -651,8 +653,41 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     /* 3 x 5000 x 4100: kernels 4 and 6 split every tile by stream-K (the public API's max_dim 1 output is constant,
      * so this is the only check of the row maxima that path produces); K = 4100 also makes kernel 4 bf16 pad x. */
     const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100}};
-    const int ran = partial_maxima_cases(kern, shapes, (int)(sizeof shapes / sizeof shapes[0]));
+    const int ran = partial_maxima_cases(kern, shapes, (int)(sizeof shapes / sizeof shapes[0]), NULL);
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
+}
+
+/* Kernel 4's mixed-width column panels (wgmma_ws.cuh "MIXED PANELS": one 256-wide panel, the others 248, chosen at
+ * the headline on 132 SMs). MG_WS_MIXED=1 forces them wherever they fit N, =0 never: both must give the reference,
+ * through the public API and in the partial maxima (max_dim 1 writes one partial row per panel, 33 here).
+ * N = 8190 (33 panels, the last one ragged), 7936 (32 narrow panels, none wide), 8192 (the headline's N). */
+Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *kern = mg_registry_find(4);
+    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const shape3 pm[] = {{1000, 8190, 24}, {129, 7936, 40}, {300, 8192, 16}};
+    const shape3 api[] = {{1000, 8190, 72}, {257, 8192, 200}};
+    for (int force = 1; force >= 0; force--) {
+        cr_assert(setenv("MG_WS_MIXED", force ? "1" : "0", 1) == 0, "setenv");
+        cr_assert(setenv("MG_WS_SMALL", "0", 1) == 0, "setenv");   /* the main configuration: the one with panels */
+        int panels = 0;
+        int ran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), &panels);
+        cr_expect_eq(panels, force ? 33 : 32, "MG_WS_MIXED=%d: the widest max_dim 1 launch wrote %d partial rows "
+                     "(column panels), expected %d", force, panels, force ? 33 : 32);
+        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+            if (!(kern->precisions & (1u << prec))) continue;
+            for (int si = 0; si < (int)(sizeof api / sizeof api[0]); si++)
+                for (int md = 1; md >= 0; md--)
+                    ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
+                                    case_seed(kern->id, prec, 70 + si, md, force), PLANT_NONE, st);
+        }
+        cr_expect(ran > 0, "MG_WS_MIXED=%d: no case ran", force);
+    }
+    unsetenv("MG_WS_MIXED");
+    unsetenv("MG_WS_SMALL");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* Sub-batches of one plan (mg_forward_rows, m <= M) through stream-K: the launcher's own workspace region (padded x)
@@ -732,7 +767,7 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 600) {
         cr_assert(setenv("MG_WS_SMALL", force ? "1" : "0", 1) == 0, "setenv");
         int ran = suite_cases(kern, st, 50 + force, NULL);
         ran += planted_cases(kern, st, 60);
-        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]));
+        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL);
         cr_expect(ran > 0, "MG_WS_SMALL=%d: no case ran", force);
     }
     unsetenv("MG_WS_SMALL");
