@@ -465,6 +465,16 @@ __device__ __forceinline__ void rs_kiter(float (&acc)[C::BN / 2], uint32_t (&fr)
 #ifndef MG_WS_DIAG_NO_EPILOGUE
 #define MG_WS_DIAG_NO_EPILOGUE 0
 #endif
+/* Timing diagnostic (tune/k4_timeline): consumer 0's thread 0 of every CTA prints its SM, its start and the end of
+ * each of its tiles (%globaltimer, ns) and the tiles' column panels: where a launch's time goes, CTA by CTA. */
+#ifndef MG_WS_DIAG_TIMELINE
+#define MG_WS_DIAG_TIMELINE 0
+#endif
+__device__ __forceinline__ unsigned long long diag_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 /* The epilogue's max: PTX max.NaN.f32, one FMNMX.NAN (NaN if either input is NaN: mg_nanmaxf's contract) instead
  * of mg_nanmaxf's compare-and-select (run 22: with the paired bias loads below, 2.6% off the bf16 headline). */
 __device__ __forceinline__ float epi_max(float a, float b) {
@@ -662,11 +672,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     uint32_t fr0[2][2][4], fr1[2][2][4]; /* [k16 step][hi, lo][register]: two sets, see the mainloop */
     (void)smem_base; (void)a_off; (void)ch0; (void)ch1; (void)fr0; (void)fr1;
 
+    unsigned long long diag_t[4] = {MG_WS_DIAG_TIMELINE ? diag_ns() : 0ull, 0ull, 0ull, 0ull};
+    int diag_tn[3] = {-1, -1, -1};
+    (void)diag_t; (void)diag_tn;
     Seg sg;
     for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
         int um, tn;
         tile_coords(sg.unit, units_m, tiles_n, C::UNIT_GROUP, um, tn);
         const int tm = um * C::CLUSTER + rank; /* may be >= tiles_m (cluster M tail): the epilogue masks it all */
+        if (MG_WS_DIAG_TIMELINE && w < 3) diag_tn[w] = tn;
         int n0, width;
         panel<C>(p, tn, n0, width);
 
@@ -869,6 +883,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
             finish_tile(std::integral_constant<int, C::BN>{});
         }
+        if (MG_WS_DIAG_TIMELINE && w < 3) diag_t[w + 1] = diag_ns();
+    }
+    if (MG_WS_DIAG_TIMELINE && c == 0 && tid == 0) {
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        printf("TL cta %d sm %u start %llu end1 %llu end2 %llu end3 %llu panels %d %d %d\n", (int)blockIdx.x, smid,
+               diag_t[0], diag_t[1], diag_t[2], diag_t[3], diag_tn[0], diag_tn[1], diag_tn[2]);
     }
     /* Cluster: stay until the peer is done too (its producer may still multicast into this CTA only for stages
      * that this CTA's consumers have consumed, but its consumers' last releases arrive on this CTA's barriers). */
