@@ -608,6 +608,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
+                    const int kc = kb * C::BK; /* the k column of this stage's boxes */
                     if (u > 0) {
                         /* all consumers (of every CTA of the cluster) released the previous use */
                         /* (a plain acquire.cta wait for cluster 2 too, as CUTLASS's producer_acquire: the
@@ -622,13 +623,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     for (int q = 0; q < C::MAX_PARTS; q++) {
                         /* (A q, B q) in turn: the order of the uniform schemes; kBF16x3RS has one A part */
                         if (q < C::A_PARTS)
-                            mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kb * C::BK, row_a);
+                            mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a);
                         if (q < C::B_PARTS) {
                             uint8_t *b_dst = st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
                             if constexpr (C::CLUSTER == 1) {
-                                mg_tma_load_2d(b_dst, &p.b[q], &full[s], kb * C::BK, row_b);
+                                mg_tma_load_2d(b_dst, &p.b[q], &full[s], kc, row_b);
                             } else if constexpr (C::MULTICAST) {
-                                mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kb * C::BK, row_b,
+                                mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kc, row_b,
                                                          (uint16_t)((1u << C::CLUSTER) - 1));
                             } else {
                                 /* diagnostic MG_WS_DIAG_NO_MULTICAST: every slice of the W tile, own CTA only */
@@ -638,7 +639,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                                     if (rb >= N) rb = tn * C::BN;
                                     mg_tma_load_2d(st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES +
                                                        r * C::B_SLICE_BYTES,
-                                                   &p.b[q], &full[s], kb * C::BK, rb);
+                                                   &p.b[q], &full[s], kc, rb);
                                 }
                             }
                         }

@@ -80,7 +80,7 @@ static int int_opt(const char *opt, const char *val, int64_t lo, int64_t hi, con
 }
 
 enum opt_id { O_KERNEL, O_M, O_N, O_K, O_MAX_DIM, O_PRECISION, O_SEED, O_ITERS, O_WARMUP, O_CHECK, O_NO_SHORTCUT,
-              O_NO_FLUSH, O_CSV, O_HELP };
+              O_NO_FLUSH, O_NO_BASELINE, O_CSV, O_HELP };
 static const struct {
     const char *name;
     int takes_value;
@@ -90,7 +90,7 @@ static const struct {
     {"k", 1, O_K},            {"max-dim", 1, O_MAX_DIM}, {"precision", 1, O_PRECISION},
     {"seed", 1, O_SEED},      {"iters", 1, O_ITERS},   {"warmup", 1, O_WARMUP},
     {"check", 0, O_CHECK},    {"no-shortcut", 0, O_NO_SHORTCUT}, {"no-flush", 0, O_NO_FLUSH},
-    {"csv", 1, O_CSV},        {"help", 0, O_HELP},
+    {"no-baseline", 0, O_NO_BASELINE}, {"csv", 1, O_CSV}, {"help", 0, O_HELP},
 };
 
 void mg_cli_defaults(mg_cli_args *a) {
@@ -108,6 +108,7 @@ void mg_cli_defaults(mg_cli_args *a) {
     a->check = 0;
     a->shortcut = 1;
     a->flush_l2 = 1;
+    a->baseline = 1;
     a->csv_path = NULL;
 }
 
@@ -198,6 +199,7 @@ static int parse_run(int argc, char **argv, mg_cli_args *a, char *err, size_t er
         case O_CHECK: a->check = 1; break;
         case O_NO_SHORTCUT: a->shortcut = 0; break;
         case O_NO_FLUSH: a->flush_l2 = 0; break;
+        case O_NO_BASELINE: a->baseline = 0; break;
         case O_CSV: a->csv_path = val; break;
         case O_HELP: a->command = MG_CMD_HELP; return 0;
         }

@@ -2,7 +2,8 @@
  *
  *   maxgemm list
  *   maxgemm run [--kernel N|NAME|auto] [--m M] [--n N] [--k K] [--max-dim D] [--precision fp32|tf32|bf16]
- *               [--seed S] [--iters I] [--warmup W] [--check] [--no-shortcut] [--no-flush] [--csv FILE]
+ *               [--seed S] [--iters I] [--warmup W] [--check] [--no-shortcut] [--no-flush] [--no-baseline]
+ *               [--csv FILE]
  *   maxgemm help            (also -h, --help)
  *
  * Options take their value as the next argument (--m 5) or after '=' (--m=5); a later repetition wins.
@@ -35,6 +36,7 @@ typedef struct mg_cli_args {
     int check;              /* --check: compare with the fp64 reference (default off) */
     int shortcut;           /* 0 with --no-shortcut (default 1) */
     int flush_l2;           /* 0 with --no-flush (default 1) */
+    int baseline;           /* 0 with --no-baseline: kernel 0 is not timed (default 1) */
     const char *csv_path;   /* --csv FILE (points into argv), NULL if absent */
 } mg_cli_args;
 

@@ -46,6 +46,7 @@ Test(cli_args, defaults) {
     cr_assert_eq(a.check, 0);
     cr_assert_eq(a.shortcut, 1);
     cr_assert_eq(a.flush_l2, 1);
+    cr_assert_eq(a.baseline, 1);
     cr_assert_null(a.csv_path);
     cr_assert_eq(err[0], '\0');
 }
@@ -66,7 +67,7 @@ Test(cli_args, commands) {
 Test(cli_args, every_option_both_spellings) {
     OK("run", "--kernel", "0", "--m", "5", "--n", "7", "--k", "0", "--max-dim", "-2", "--precision", "bf16",
        "--seed", "18446744073709551615", "--iters", "1", "--warmup", "0", "--check", "--no-shortcut", "--no-flush",
-       "--csv", "out.csv");
+       "--no-baseline", "--csv", "out.csv");
     cr_assert_eq(a.command, MG_CMD_RUN);
     cr_assert_eq(a.kernel, 0);
     cr_assert_eq(a.m, 5);
@@ -80,6 +81,7 @@ Test(cli_args, every_option_both_spellings) {
     cr_assert_eq(a.check, 1);
     cr_assert_eq(a.shortcut, 0);
     cr_assert_eq(a.flush_l2, 0);
+    cr_assert_eq(a.baseline, 0);
     cr_assert_str_eq(a.csv_path, "out.csv");
 
     OK("run", "--kernel=cublas", "--m=5", "--n=7", "--k=3", "--max-dim=0", "--precision=tf32", "--seed=7",
@@ -149,6 +151,7 @@ Test(cli_args, missing_values) {
     FAILS_WITH("--max-dim needs a value", "run", "--max-dim");
     FAILS_WITH("--check takes no value", "run", "--check=1");
     FAILS_WITH("--no-flush takes no value", "run", "--no-flush=yes");
+    FAILS_WITH("--no-baseline takes no value", "run", "--no-baseline=1");
 }
 
 Test(cli_args, non_numeric) {
