@@ -25,7 +25,8 @@
  *   The producer runs ahead into the next tile as soon as stages free up, so tile t's epilogue overlaps tile
  *   t+1's loads.
  * EPILOGUE (per consumer, registers + shuffles; y is never written): y = acc + b[col] in fp32; rows >= M and
- *   columns >= N are masked out (never compete), NaN propagates (mg_nanmaxf).
+ *   columns >= N are masked out (never compete), NaN propagates (max.NaN.f32, mg_nanmaxf's contract). Tiles wholly
+ *   inside N load the bias in pairs; the column loops have compile-time bounds per panel width (finish_tile).
  *   max_dim 1: thread max over its 2 rows x BN/4 columns, __shfl_xor 1, 2 over the quad ->
  *              partial[tile_n * M + row]   (partial rows = column tiles: cdiv(N, BN))
  *   max_dim 0: per column, max over the thread's 2 rows, a transpose-reduce butterfly over lane bits 4, 3, 2
@@ -81,6 +82,15 @@
  *   accumulators in CTA order (a fixed order: bitwise deterministic), resets the flags to 0 for the next launch
  *   and runs the epilogue. Used when R * num_k >= 4 G (otherwise the ranges are too short to pay) and the plan's
  *   workspace holds the slots; MG_WS_STREAMK=0 turns it off (A/B timing).
+ * MIXED PANELS (kernel 4's smem-operand schemes at BN 256, cluster 1): the persistent grid runs each CTA's tiles
+ *   back to back, so a launch lasts about (tiles per CTA) x (panel width). 256 tiles of 256 columns on 132 SMs
+ *   leave the second wave 8 tiles short: every CTA still does 2 x 256 columns. With one panel more (33 at the
+ *   headline), nw of them 256 wide and the rest 248 (wgmma m64n248, into the first 124 of the 128 accumulators),
+ *   there are 264 tiles, exactly 2 per SM, and a CTA does 248 + 248 (8 of them 256 + 248) columns: 1.6% less.
+ *   The launcher (choose_panels) takes it only where its wave estimate is lower and the narrow panels fit N;
+ *   MG_WS_MIXED=0 / 1 turns it off / forces it. A narrow panel still loads a 256-row W box (its last 8 rows belong
+ *   to the next panel and feed only accumulators its n248 wgmma never touches). max_dim 1 writes one partial row
+ *   per panel (partial_rows counts one more than cdiv(N, BN)). Stream-K launches keep uniform panels.
  * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
  *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
  *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
