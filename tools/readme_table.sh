@@ -27,7 +27,7 @@ trap 'rm -f "$table" "$table.new"' EXIT
     q -v where='m=1024,n=8192,k=8192,shortcut=0,kernel!=-1,status!=skipped' \
       -v cols='kernel,name,precision,max_dim,median_ms,tflops,x_kernel0,max_err,pass,status' |
       awk '{ chk = ($10 == "ok") ? "pass" : ($10 == "fail" ? "**FAIL**" : "**" $10 "**");
-             printf "| %s | %s | %s | %s | %.4f | %.1f | %.2f | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, chk }' |
+             printf "| %s | %s | %s | %s | %.4f | %.1f | %.3f | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, chk }' |
       sed 's/| nan |/| - |/g; s/| -nan |/| - |/g'
     echo
     echo "**Ceilings measured in the same run (and the bf16 hi/lo split passes, for the split-precision kernels).**"
