@@ -21,7 +21,7 @@
  *     264 tiles at the headline, exactly 2 per SM (wgmma_ws.cuh "MIXED PANELS").
  * Tile shapes: tile_configs/wgmma_ws.cfg. Measured (H200, cluster 1, session 1): bf16 0.1766 ms (1.01x cuBLAS),
  * tf32 0.3312 (1.03x). Session 4 (epilogue v2, mixed panels, PDL finalize; run 28 benchmark, paired): bf16
- * 1.047x / 1.093x (max_dim 1 / 0), tf32 1.058x / 1.055x; ncu bf16 171.2 us, tensor pipe 95.3% active (cuBLAS
+ * 1.046x / 1.093x (max_dim 1 / 0), tf32 1.058x / 1.055x; ncu bf16 171.2 us, tensor pipe 95.3% active (cuBLAS
  * 96.4%), tf32 322.9 us, 97.6% (cuBLAS 96.1%); cluster variants: notes/04_wgmma_ws.md. Stream-K (runs 14-15): M = 1 / 64 / 256, N = K = 8192, bf16
  * 0.0858 / 0.0862 / 0.0880 ms -> 0.0550 / 0.0557 / 0.0675, tf32 M = 64 0.161 -> 0.092 ms; the headline unchanged.
  * Small-M configuration (run 17, same-process pairs): bf16 M = 1 / 64 / 128 0.0551 / 0.0559 / 0.0565 ms -> 0.0473 /
