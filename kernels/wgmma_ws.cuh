@@ -684,6 +684,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     (void)smem_base; (void)a_off; (void)ch0; (void)ch1; (void)fr0; (void)fr1;
 
     unsigned long long diag_t[4] = {MG_WS_DIAG_TIMELINE ? diag_ns() : 0ull, 0ull, 0ull, 0ull};
+    long long diag_c[4] = {MG_WS_DIAG_TIMELINE ? clock64() : 0ll, 0ll, 0ll, 0ll}; /* SM cycles: the clock per tile */
+    (void)diag_c;
     int diag_tn[3] = {-1, -1, -1};
     (void)diag_t; (void)diag_tn;
     Seg sg;
@@ -894,13 +896,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
             finish_tile(std::integral_constant<int, C::BN>{});
         }
-        if (MG_WS_DIAG_TIMELINE && w < 3) diag_t[w + 1] = diag_ns();
+        if (MG_WS_DIAG_TIMELINE && w < 3) {
+            diag_t[w + 1] = diag_ns();
+            diag_c[w + 1] = clock64();
+        }
     }
     if (MG_WS_DIAG_TIMELINE && c == 0 && tid == 0) {
         unsigned smid;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-        printf("TL cta %d sm %u start %llu end1 %llu end2 %llu end3 %llu panels %d %d %d\n", (int)blockIdx.x, smid,
-               diag_t[0], diag_t[1], diag_t[2], diag_t[3], diag_tn[0], diag_tn[1], diag_tn[2]);
+        printf("TL cta %d sm %u start %llu end1 %llu end2 %llu end3 %llu panels %d %d %d cycles %lld %lld\n",
+               (int)blockIdx.x, smid, diag_t[0], diag_t[1], diag_t[2], diag_t[3], diag_tn[0], diag_tn[1], diag_tn[2],
+               diag_c[1] - diag_c[0], diag_t[2] ? diag_c[2] - diag_c[1] : 0ll);
     }
     /* Cluster: stay until the peer is done too (its producer may still multicast into this CTA only for stages
      * that this CTA's consumers have consumed, but its consumers' last releases arrive on this CTA's barriers). */
