@@ -398,17 +398,20 @@ __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a
 #define MG_ACC_OPS_124 MG_ACC_OPS_96, MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), "+f"(d[120]), "+f"(d[121]), \
     "+f"(d[122]), "+f"(d[123])
 
-/* One specialisation of mg_wgmma_bf16 / mg_wgmma_tf32 (A and B from shared memory). NACC = N / 2; IA, IB, IP are
+/* The wgmma asm statement (A and B from shared memory), shared by the specialisations of mg_wgmma_bf16 /
+ * mg_wgmma_tf32 (MG_WGMMA_SS) and the n248 forms below: m64nN into the accumulators d[0 .. NACC); IA, IB, IP are
  * the operand numbers of desc_a, desc_b and scale_d (NACC, NACC + 1, NACC + 2); TYPE is the k and type suffix of
  * the instruction; IMM its trailing immediates (scale-a, scale-b, and for bf16 trans-a, trans-b). */
+#define MG_WGMMA_SS_ASM(N, NACC, TYPE, IMM, IA, IB, IP)                                                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                                \
+                 "wgmma.mma_async.sync.aligned.m64n" #N TYPE " " MG_ACC_STR_##NACC ", %" #IA ", %" #IB            \
+                 ", p, " IMM ";\n}\n"                                                                             \
+                 : MG_ACC_OPS_##NACC                                                                              \
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d))
 #define MG_WGMMA_SS(FN, N, NACC, TYPE, IMM, IA, IB, IP)                                                           \
     template <>                                                                                                  \
     __device__ __forceinline__ void FN<N>(float (&d)[NACC], uint64_t desc_a, uint64_t desc_b, int scale_d) {    \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                           \
-                     "wgmma.mma_async.sync.aligned.m64n" #N TYPE " " MG_ACC_STR_##NACC ", %" #IA ", %" #IB       \
-                     ", p, " IMM ";\n}\n"                                                                        \
-                     : MG_ACC_OPS_##NACC                                                                         \
-                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                  \
+        MG_WGMMA_SS_ASM(N, NACC, TYPE, IMM, IA, IB, IP);                                                         \
     }
 
 MG_WGMMA_SS(mg_wgmma_bf16, 64, 32, "k16.f32.bf16.bf16", "1, 1, 0, 0", 32, 33, 34)
@@ -424,10 +427,7 @@ MG_WGMMA_SS(mg_wgmma_tf32, 256, 128, "k8.f32.tf32.tf32", "1, 1", 128, 129, 130)
  * widths. */
 #define MG_WGMMA_SS_N248(FN, TYPE, IMM)                                                                          \
     __device__ __forceinline__ void FN(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {        \
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %126, 0;\n"                                               \
-                     "wgmma.mma_async.sync.aligned.m64n248" TYPE " " MG_ACC_STR_124 ", %124, %125, p, " IMM ";\n}\n" \
-                     : MG_ACC_OPS_124                                                                            \
-                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                  \
+        MG_WGMMA_SS_ASM(248, 124, TYPE, IMM, 124, 125, 126);                                                     \
     }
 MG_WGMMA_SS_N248(mg_wgmma_bf16_n248, "k16.f32.bf16.bf16", "1, 1, 0, 0")
 MG_WGMMA_SS_N248(mg_wgmma_tf32_n248, "k8.f32.tf32.tf32", "1, 1")
