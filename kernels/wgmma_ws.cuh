@@ -683,11 +683,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     uint32_t fr0[2][2][4], fr1[2][2][4]; /* [k16 step][hi, lo][register]: two sets, see the mainloop */
     (void)smem_base; (void)a_off; (void)ch0; (void)ch1; (void)fr0; (void)fr1;
 
+    /* MG_WS_DIAG_TIMELINE: start and tile ends (ns, SM cycles: the clock per tile) and the tiles' panels */
     unsigned long long diag_t[4] = {MG_WS_DIAG_TIMELINE ? diag_ns() : 0ull, 0ull, 0ull, 0ull};
-    long long diag_c[4] = {MG_WS_DIAG_TIMELINE ? clock64() : 0ll, 0ll, 0ll, 0ll}; /* SM cycles: the clock per tile */
-    (void)diag_c;
+    long long diag_c[4] = {MG_WS_DIAG_TIMELINE ? clock64() : 0ll, 0ll, 0ll, 0ll};
     int diag_tn[3] = {-1, -1, -1};
-    (void)diag_t; (void)diag_tn;
+    (void)diag_t; (void)diag_c; (void)diag_tn;
     Seg sg;
     for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
         int um, tn;
@@ -926,14 +926,12 @@ template <class C> int partial_rows(const mg_problem *p) {
     return p->max_dim == 1 ? mg_cdiv(p->n, C::BN) + (C::MIXED ? 1 : 0) : mg_cdiv(p->m, C::SLAB);
 }
 
-/* MIXED PANELS: the column panels for tiles_m row tiles on G CTAs. Uniform: cdiv(N, BN) panels of BN. Mixed: one
- * panel more, nw of them BN wide and the rest BN - 8 (248), so that they cover N. With a persistent grid a CTA's
+/* MIXED PANELS: the column panels for the row tiles of m on G CTAs; tiles_n and nw come in uniform (cdiv(N, BN)
+ * panels of BN) and are changed only when mixed is taken. Mixed: one panel more, nw of them BN wide and the rest BN - 8 (248), so that they cover N. With a persistent grid a CTA's
  * time is about (its tiles) x (panel width); mixed is taken when its estimate is lower: at the headline 256 tiles
  * of 256 columns on 132 SMs cost 2 x 256 per CTA, 264 tiles of 248 (one panel of 256) cost 248 + 256, 1.6% less.
  * MG_WS_MIXED=0 turns it off (A/B runs), MG_WS_MIXED=1 takes it wherever the panels fit N (tests). */
 template <class C> void choose_panels(int m, int n, int G, int &tiles_n, int &nw) {
-    tiles_n = mg_cdiv(n, C::BN);
-    nw = tiles_n;
     if constexpr (C::MIXED) {
         const char *env = getenv("MG_WS_MIXED");   /* read per launch: A/B runs and tests switch it */
         if (env && strcmp(env, "0") == 0) return;
