@@ -82,7 +82,7 @@
  *   accumulators in CTA order (a fixed order: bitwise deterministic), resets the flags to 0 for the next launch
  *   and runs the epilogue. Used when R * num_k >= 4 G (otherwise the ranges are too short to pay) and the plan's
  *   workspace holds the slots; MG_WS_STREAMK=0 turns it off (A/B timing).
- * MIXED PANELS (kernel 4's smem-operand schemes at BN 256, cluster 1): the persistent grid runs each CTA's tiles
+ * MIXED PANELS (kernel 4's smem-operand schemes at BN 256, cluster 1 or 2): the persistent grid runs each CTA's tiles
  *   back to back, so a launch lasts about (tiles per CTA) x (panel width). 256 tiles of 256 columns on 132 SMs
  *   leave the second wave 8 tiles short: every CTA still does 2 x 256 columns. With one panel more (33 at the
  *   headline), nw of them 256 wide and the rest 248 (wgmma m64n248, into the first 124 of the 128 accumulators),
@@ -90,7 +90,10 @@
  *   The launcher (choose_panels) takes it only where its wave estimate is lower and the narrow panels fit N;
  *   MG_WS_MIXED=0 / 1 turns it off / forces it. A narrow panel still loads a 256-row W box (its last 8 rows belong
  *   to the next panel and feed only accumulators its n248 wgmma never touches). max_dim 1 writes one partial row
- *   per panel (partial_rows counts one more than cdiv(N, BN)). Stream-K launches keep uniform panels.
+ *   per panel (partial_rows counts one more than cdiv(N, BN)). Stream-K launches keep uniform panels. With clusters
+ *   of 2 the unit is a pair of vertically adjacent tiles of one panel: 4 unit rows x 33 panels = 132 units on 66
+ *   clusters at the headline, and each CTA's multicast half of the W box is 128 rows as before (a narrow panel's
+ *   second half ends 8 rows into the next panel, as the 256-row box does with cluster 1).
  * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
  *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
  *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
@@ -216,8 +219,8 @@ struct Cfg {
     /* W slices multicast to every CTA of the cluster (false for cluster 1 and for the no-multicast diagnostic). */
     static constexpr bool MULTICAST = CLUSTER > 1 && !MG_WS_DIAG_NO_MULTICAST;
     /* Mixed-width panels ("MIXED PANELS" in the header): BN-wide and (BN - 8)-wide column panels in one grid.
-     * The smem-operand schemes of kernel 4 at BN 256, cluster 1 (kernel 6's register-A wgmma has no n248 form). */
-    static constexpr bool MIXED = CLUSTER == 1 && BN == 256 && (S == Scheme::kTF32 || S == Scheme::kBF16);
+     * The smem-operand schemes of kernel 4 at BN 256 (kernel 6's register-A wgmma has no n248 form). */
+    static constexpr bool MIXED = BN == 256 && (S == Scheme::kTF32 || S == Scheme::kBF16);
     static constexpr int BN_NARROW = BN - 8;
     /* every consumer warp of every CTA that this CTA's producer multicasts into */
     static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * (MULTICAST ? CLUSTER : 1);
@@ -244,6 +247,9 @@ struct Params {
     /* Column panels: tiles_n of them; the first nw are BN wide, the others BN - 8 (C::MIXED only; otherwise
      * nw = tiles_n = cdiv(N, BN)). */
     int tiles_n, nw;
+    /* L2 cache policy of the TMA loads (MG_WS_L2HINT, an A/B switch): 0 none; bit 0: x (A) evict_last; bit 1:
+     * W (B) evict_first. */
+    int l2_hint;
 };
 
 /* First column and width of column panel tn (see Params::tiles_n). */
@@ -597,6 +603,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 #pragma unroll
                 for (int q = 0; q < C::B_PARTS; q++) mg_tma_prefetch_desc(&p.b[q]);
             }
+            const int hint = p.l2_hint;
+            const uint64_t pol_a = (hint & 1) ? mg_l2_policy_evict_last() : mg_l2_policy_evict_normal();
+            const uint64_t pol_b = (hint & 2) ? mg_l2_policy_evict_first() : mg_l2_policy_evict_normal();
             int it = 0;
             Seg sg;
             for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
@@ -632,21 +641,32 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 #pragma unroll
                     for (int q = 0; q < C::MAX_PARTS; q++) {
                         /* (A q, B q) in turn: the order of the uniform schemes; kBF16x3RS has one A part */
-                        if (q < C::A_PARTS)
-                            mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a);
+                        if (q < C::A_PARTS) {
+                            if (hint)
+                                mg_tma_load_2d_hint(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a, pol_a);
+                            else
+                                mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a);
+                        }
                         if (q < C::B_PARTS) {
                             uint8_t *b_dst = st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
                             if constexpr (C::CLUSTER == 1) {
-                                mg_tma_load_2d(b_dst, &p.b[q], &full[s], kc, row_b);
+                                if (hint)
+                                    mg_tma_load_2d_hint(b_dst, &p.b[q], &full[s], kc, row_b, pol_b);
+                                else
+                                    mg_tma_load_2d(b_dst, &p.b[q], &full[s], kc, row_b);
                             } else if constexpr (C::MULTICAST) {
-                                mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kc, row_b,
-                                                         (uint16_t)((1u << C::CLUSTER) - 1));
+                                if (hint)
+                                    mg_tma_load_2d_multicast_hint(b_dst, &p.b[q], &full[s], kc, row_b,
+                                                                  (uint16_t)((1u << C::CLUSTER) - 1), pol_b);
+                                else
+                                    mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kc, row_b,
+                                                             (uint16_t)((1u << C::CLUSTER) - 1));
                             } else {
                                 /* diagnostic MG_WS_DIAG_NO_MULTICAST: every slice of the W tile, own CTA only */
 #pragma unroll
                                 for (int r = 0; r < C::CLUSTER; r++) {
-                                    int rb = tn * C::BN + r * C::B_BOX_ROWS;
-                                    if (rb >= N) rb = tn * C::BN;
+                                    int rb = pn0 + r * C::B_BOX_ROWS;
+                                    if (rb >= N) rb = pn0;
                                     mg_tma_load_2d(st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES +
                                                        r * C::B_SLICE_BYTES,
                                                    &p.b[q], &full[s], kc, rb);
@@ -926,17 +946,18 @@ template <class C> int partial_rows(const mg_problem *p) {
     return p->max_dim == 1 ? mg_cdiv(p->n, C::BN) + (C::MIXED ? 1 : 0) : mg_cdiv(p->m, C::SLAB);
 }
 
-/* MIXED PANELS: the column panels for the row tiles of m on G CTAs; tiles_n and nw come in uniform (cdiv(N, BN)
+/* MIXED PANELS: the column panels for unit_rows rows of scheduling units (cdiv(m, BM x CLUSTER)) on G schedulers
+ * (CTAs, or clusters); tiles_n and nw come in uniform (cdiv(N, BN)
  * panels of BN) and are changed only when mixed is taken. Mixed: one panel more, nw of them BN wide and the rest BN - 8 (248), so that they cover N. With a persistent grid a CTA's
  * time is about (its tiles) x (panel width); mixed is taken when its estimate is lower: at the headline 256 tiles
  * of 256 columns on 132 SMs cost 2 x 256 per CTA, 264 tiles of 248 (one panel of 256) cost 248 + 256, 1.6% less.
  * MG_WS_MIXED=0 turns it off (A/B runs), MG_WS_MIXED=1 takes it wherever the panels fit N (tests). */
-template <class C> void choose_panels(int m, int n, int G, int &tiles_n, int &nw) {
+template <class C> void choose_panels(long long unit_rows, int n, int G, int &tiles_n, int &nw) {
     if constexpr (C::MIXED) {
         const char *env = getenv("MG_WS_MIXED");   /* read per launch: A/B runs and tests switch it */
         if (env && strcmp(env, "0") == 0) return;
         const bool force = env && strcmp(env, "1") == 0;   /* whenever the panels fit N (tests) */
-        const long long tm = mg_cdiv(m, C::BM);
+        const long long tm = unit_rows;
         const long long p1 = tiles_n + 1;
         const long long need = (long long)n - p1 * C::BN_NARROW;   /* columns the narrow panels leave over */
         /* need < 0: p1 narrow panels would overshoot N (the last one partly or wholly past it): not worth it */
@@ -1038,6 +1059,10 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     prm.max_dim = p->max_dim;
     prm.tiles_n = mg_cdiv(p->n, C::BN);
     prm.nw = prm.tiles_n;
+    {
+        const char *h = getenv("MG_WS_L2HINT");   /* read per launch: A/B runs switch it */
+        prm.l2_hint = h ? (atoi(h) & 3) : 0;
+    }
     long long tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
     a->ntiles = p->max_dim == 1 ? prm.tiles_n : mg_cdiv(p->m, C::SLAB);
     if (tiles == 0) return MG_OK;
@@ -1067,7 +1092,7 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
             prm.sk_flag = reinterpret_cast<int *>(static_cast<char *>(a->ws) + (a->ws_bytes - sk_flag_bytes(sms)));
             grid = sms;
         } else if (C::MIXED) {
-            choose_panels<C>(p->m, p->n, sms, prm.tiles_n, prm.nw);
+            choose_panels<C>(mg_cdiv(p->m, C::BM), p->n, sms, prm.tiles_n, prm.nw);
             tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
             if (tiles > INT32_MAX) return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: too many tiles (%lld)", tiles);
             prm.dp_tiles = (int)tiles;
@@ -1085,7 +1110,6 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     } else {
         /* Persistent grid of clusters: as many as can be resident at once (a GPC whose SM count is odd leaves
          * an SM idle, so this can be below num_sms / CLUSTER), at most one per scheduling unit. */
-        const long long units = (long long)mg_cdiv(p->m, C::BM * C::CLUSTER) * mg_cdiv(p->n, C::BN);
         cudaLaunchAttribute attr[1] = {};
         attr[0].id = cudaLaunchAttributeClusterDimension;
         attr[0].val.clusterDim.x = C::CLUSTER;
@@ -1102,11 +1126,20 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
             return mg_set_error(MG_ERR_UNSUPPORTED,
                                 "wgmma_ws: no cluster of %d CTAs (%d threads, %d B shared memory each) fits this GPU",
                                 C::CLUSTER, C::THREADS, C::SMEM_BYTES);
+        const long long units_m = mg_cdiv(p->m, C::BM * C::CLUSTER);
+        if (C::MIXED) {
+            choose_panels<C>(units_m, p->n, clusters_max, prm.tiles_n, prm.nw);
+            if (p->max_dim == 1) a->ntiles = prm.tiles_n;
+        }
+        const long long units = units_m * prm.tiles_n;
+        if (units > INT32_MAX) return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_ws: too many tiles (%lld units)", units);
         const int clusters = (int)(units < clusters_max ? units : clusters_max);
         cfg.gridDim = dim3((unsigned)(clusters * C::CLUSTER), 1, 1);
         if (verbose)
-            fprintf(stderr, "wgmma_ws: cluster %d, max active clusters %d, units %lld, grid %d CTAs, smem %d B\n",
-                    C::CLUSTER, clusters_max, units, clusters * C::CLUSTER, C::SMEM_BYTES);
+            fprintf(stderr, "wgmma_ws: cluster %d, max active clusters %d, units %lld, grid %d CTAs, smem %d B, "
+                            "column panels %d (%d of %d columns, the rest %d)\n",
+                    C::CLUSTER, clusters_max, units, clusters * C::CLUSTER, C::SMEM_BYTES, prm.tiles_n, prm.nw, C::BN,
+                    C::BN_NARROW);
         MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));
         MG_LAUNCH_CHECK();
         return MG_OK;
