@@ -773,3 +773,109 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 600) {
     unsetenv("MG_WS_SMALL");
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
+
+/* The in-kernel finalize of kernels 4 and 6 (max_dim 1; mg_kernel.h, wgmma_ws.cuh): a launch given out and the
+ * slab counters must set finalized, write out bit for bit as mg_finalize does from the same partial rows (NaN,
+ * +inf and -inf rows planted where the shape allows), and leave every counter at zero, so that the next launch on
+ * the same counters (a second forward, then sub-batches of fewer rows) is right too. Shapes: planted odd tails,
+ * mixed panels (N = 8190), stream-K (300 x 1000 x 4100; 3 x 5000 x 4100 on the small-M tiles), two tiles per CTA
+ * (1024 x 8192) and eight (4096 x 8192: a consumer's arrival is resolved after its next tile). */
+Test(gpu_kernels, fused_row_finalize, .timeout = 300) {
+    MG_TEST_NEED_GPU();
+    const shape3 shapes[] = {{127, 257, 129}, {1000, 8190, 72}, {300, 1000, 4100}, {3, 5000, 4100},
+                             {1024, 8192, 256}, {4096, 8192, 16}};
+    const int sm = mg_test_sm();
+    int num_sms = 0, ran = 0;
+    cudaStream_t st;
+    cublasHandle_t h;
+    mg_test_launch_env(&st, &h, &num_sms);
+    for (int kid = 4; kid <= 6; kid += 2) {
+        const mg_kernel *kern = mg_registry_find(kid);
+        if (!kern || !mg_kernel_available(kern) || sm < kern->min_sm) continue;
+        const mg_kernel_ops *ops = kern->ops;
+        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+            if (!(kern->precisions & (1u << prec))) continue;
+            const mg_precision pr = (mg_precision)prec;
+            const size_t es = esize(pr);
+            for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
+                const int64_t M = shapes[si].m, n = shapes[si].n, k = shapes[si].k;
+                const mg_problem P = {(int)M, (int)n, (int)k, 1, pr};
+                if (ops->supports && ops->supports(&P, sm) != MG_OK) continue;
+                void *x = dmalloc((size_t)(M * k) * es), *W = dmalloc((size_t)(n * k) * es), *b = dmalloc((size_t)n * es);
+                MG_TEST_OK(mg_fill_seedlike(x, W, b, M, n, k, pr, case_seed(kid, prec, 80 + si, 1, 0), st));
+                if (M > 20 && k > 0) plant(PLANT_X, x, W, b, M, n, k, pr, st);
+                mg_prepared prep;
+                memset(&prep, 0, sizeof prep);
+                if (ops->prepare) MG_TEST_OK(ops->prepare(&P, W, b, &prep, st));
+                const int tiles = ops->partial_tiles(&P);
+                float *partial = dmalloc((size_t)tiles * (size_t)M * sizeof(float));
+                const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&P) : 0;
+                void *ws = ws_bytes ? dmalloc(ws_bytes) : NULL;
+                if (ws) MG_TEST_CUDA(cudaMemset(ws, 0, ws_bytes));
+                const size_t ncnt = (size_t)(M / 64 + 1);
+                int *cnt = dmalloc(ncnt * sizeof(int)), *hcnt = hmalloc(ncnt * sizeof(int));
+                MG_TEST_CUDA(cudaMemset(cnt, 0, ncnt * sizeof(int)));
+                void *o1 = dmalloc((size_t)M * es), *o2 = dmalloc((size_t)M * es);
+                void *h1 = hmalloc((size_t)M * es), *h2 = hmalloc((size_t)M * es);
+                const int64_t rows[] = {M, M, M > 3 ? 3 : M, M > 65 ? 65 : M, M};
+                for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+                    const int64_t m = rows[ri];
+                    MG_TEST_OK(mg_poison(o1, (size_t)m, pr, st));
+                    MG_TEST_OK(mg_poison(o2, (size_t)m, pr, st));
+                    mg_launch_args a;
+                    memset(&a, 0, sizeof a);
+                    a.p = P;
+                    a.p.m = (int)m;
+                    a.x = x; a.w = W; a.b = b; a.prep = &prep; a.partial = partial;
+                    a.ws = ws; a.ws_bytes = ws_bytes; a.stream = st; a.cublas = h; a.num_sms = num_sms;
+                    a.out = o1;
+                    a.row_cnt = cnt;
+                    MG_TEST_OK(ops->launch(&a));
+                    const char *what = prep.exact_fallback ? " (exact fallback)" : "";
+                    cr_expect(a.finalized == !prep.exact_fallback, "kernel %d %s %lldx%lldx%lld m=%lld%s: finalized = %d",
+                              kid, mg_precision_name(pr), (long long)M, (long long)n, (long long)k, (long long)m, what,
+                              a.finalized);
+                    if (!a.finalized)
+                        MG_TEST_OK(mg_finalize(partial, a.ntiles, (int)m, 1, pr, o1, NULL, st));
+                    MG_TEST_OK(mg_finalize(partial, a.ntiles, (int)m, 1, pr, o2, NULL, st));
+                    MG_TEST_CUDA(cudaMemcpyAsync(h1, o1, (size_t)m * es, cudaMemcpyDeviceToHost, st));
+                    MG_TEST_CUDA(cudaMemcpyAsync(h2, o2, (size_t)m * es, cudaMemcpyDeviceToHost, st));
+                    MG_TEST_CUDA(cudaMemcpyAsync(hcnt, cnt, ncnt * sizeof(int), cudaMemcpyDeviceToHost, st));
+                    MG_TEST_CUDA(cudaStreamSynchronize(st));
+                    size_t diff = 0, first = 0, nan = 0, nonzero = 0;
+                    for (size_t i = 0; i < (size_t)m; i++) {
+                        if (memcmp((char *)h1 + i * es, (char *)h2 + i * es, es) != 0 && diff++ == 0) first = i;
+                        const double v = out_value(h1, i, pr);
+                        nan += isnan(v) ? 1 : 0;
+                        nonzero += (!isnan(v) && v != 0.0) ? 1 : 0;
+                    }
+                    cr_expect(diff == 0, "kernel %d %s %lldx%lldx%lld, launch %zu (m = %lld): %zu of %lld outputs differ "
+                              "from mg_finalize; first [%zu]: %.9g vs %.9g", kid, mg_precision_name(pr), (long long)M,
+                              (long long)n, (long long)k, ri, (long long)m, diff, (long long)m, first,
+                              out_value(h1, first, pr), out_value(h2, first, pr));
+                    cr_expect(nonzero == 0, "kernel %d %s m=%lld: %zu outputs neither 0 nor NaN", kid,
+                              mg_precision_name(pr), (long long)m, nonzero);
+                    /* the planted rows 3 (NaN) and 10 (+inf) must come out NaN (and the test must see them) */
+                    if (m > 20 && k > 0)
+                        cr_expect(nan >= 2 && isnan(out_value(h1, 3, pr)) && isnan(out_value(h1, 10, pr)),
+                                  "kernel %d %s m=%lld: planted rows 3, 10 not NaN (%zu NaN outputs)", kid,
+                                  mg_precision_name(pr), (long long)m, nan);
+                    size_t left = 0;
+                    for (size_t c = 0; c < ncnt; c++) left += hcnt[c] != 0;
+                    cr_expect(left == 0, "kernel %d %s %lldx%lldx%lld m=%lld: %zu slab counters left non-zero", kid,
+                              mg_precision_name(pr), (long long)M, (long long)n, (long long)k, (long long)m, left);
+                    ran++;
+                }
+                if (ops->release) ops->release(&prep);
+                free(h1); free(h2); free(hcnt);
+                MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2)); MG_TEST_CUDA(cudaFree(cnt));
+                MG_TEST_CUDA(cudaFree(partial));
+                if (ws) MG_TEST_CUDA(cudaFree(ws));
+                MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
+            }
+        }
+    }
+    cr_expect(ran > 0, "no in-kernel finalize case ran (kernels 4 and 6 not built or no sm_90 GPU)");
+    cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
