@@ -61,15 +61,6 @@ __device__ __forceinline__ int mg_ld_acquire_gpu(const int *p) {
     return v;
 }
 
-/* GPU-scope fetch-and-add with acquire-release semantics (the in-kernel finalize's slab counters in wgmma_ws.cuh:
- * each arrival releases its CTA's partial maxima, ordered before it by a CTA barrier, and the last one acquires
- * all of them). Returns the old value; nothing waits for it until the register is read. */
-__device__ __forceinline__ int mg_atom_add_acq_rel_gpu(int *p, int v) {
-    int old;
-    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
-    return old;
-}
-
 /* The 32-bit shared-window address that PTX .shared::cta operands take. */
 __device__ __forceinline__ uint32_t mg_smem_u32(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));

@@ -250,11 +250,6 @@ struct Params {
     /* L2 cache policy of the TMA loads (MG_WS_L2HINT, an A/B switch): 0 none; bit 0: x (A) evict_last; bit 1:
      * W (B) evict_first. */
     int l2_hint;
-    /* In-kernel finalize (max_dim 1; mg_kernel.h): out (float, or bf16 when out_bf16) and the per-64-row-slab
-     * counters; out == nullptr: the partial maxima only, mg_finalize runs after the kernel. */
-    void *out;
-    int *row_cnt;
-    int out_bf16;
 };
 
 /* First column and width of column panel tn (see Params::tiles_n). */
@@ -713,40 +708,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     long long diag_c[4] = {MG_WS_DIAG_TIMELINE ? clock64() : 0ll, 0ll, 0ll, 0ll};
     int diag_tn[3] = {-1, -1, -1};
     (void)diag_t; (void)diag_c; (void)diag_tn;
-    /* In-kernel finalize (max_dim 1, p.out set): after a tile's partial maxima, thread 0 of the consumer adds 1 to
-     * its 64-row slab's counter (acq_rel, gpu scope); the old value is only looked at after the NEXT tile's
-     * mainloop (or after the last tile), so the atomic's round trip hides behind it. The consumer that brought the
-     * counter to tiles_n saw every panel's partial row of the slab: it reduces them, writes out (the same
-     * arithmetic as finalize.cu's fin_rows_kernel, so the same bits) and resets the counter for the next launch. */
-    int fin_slab = -1, fin_old = 0;
-    auto resolve_fin = [&]() {
-        if (fin_slab < 0) return;   /* uniform over the consumer warpgroup */
-        int *flag = reinterpret_cast<int *>(red + c * 4 * C::BN);   /* red: max_dim 0's scratch, free here */
-        float *xch = red + c * 4 * C::BN + 32;
-        if (tid == 0) *flag = fin_old == tiles_n - 1;
-        named_bar_sync(1 + c, 128);
-        if (*flag) {
-            const int row_l = tid % 64, half = tid / 64;   /* rows of the slab x two halves of the panels */
-            const int row = fin_slab * C::SLAB + row_l;
-            float m = -INFINITY;
-            if (row < M) {
-#pragma unroll 8
-                for (int t = half; t < tiles_n; t += 2) m = epi_max(m, __ldcg(p.partial + (size_t)t * M + row));
-            }
-            if (half) xch[row_l] = m;
-            named_bar_sync(1 + c, 128);
-            if (!half && row < M) {
-                m = epi_max(m, xch[row_l]);
-                const float v = m - m;   /* +0.0, or NaN for a NaN or +-inf maximum */
-                const float g = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-                if (p.out_bf16) static_cast<__nv_bfloat16 *>(p.out)[row] = __float2bfloat16_rn(g);
-                else static_cast<float *>(p.out)[row] = g;
-            }
-            if (tid == 0) p.row_cnt[fin_slab] = 0;   /* every arrival of this launch is in: zero for the next */
-        }
-        named_bar_sync(1 + c, 128);   /* flag and xch are rewritten by the next resolve */
-        fin_slab = -1;
-    };
     Seg sg;
     for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
         int um, tn;
@@ -851,15 +812,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 if (lane % 4 == 0) {
                     if (ok0) p.partial[(size_t)tn * M + r0] = m0;
                     if (ok1) p.partial[(size_t)tn * M + r0 + 8] = m1;
-                }
-                if (p.out != nullptr) {
-                    resolve_fin();   /* the previous tile's arrival: its atomic has long returned */
-                    const int slab = tm * C::CONSUMERS + c;
-                    if (slab * C::SLAB < M) {
-                        named_bar_sync(1 + c, 128);   /* the 4 warps' partial stores come before the release */
-                        if (tid == 0) fin_old = mg_atom_add_acq_rel_gpu(&p.row_cnt[slab], 1);
-                        fin_slab = slab;
-                    }
                 }
             } else {
                 /* v[j], j = 2i + e: this thread's max over its rows r0, r0 + 8 of column 8i + 2(lane%4) + e.
@@ -969,7 +921,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             diag_c[w + 1] = clock64();
         }
     }
-    resolve_fin();   /* the last tile's arrival */
     if (MG_WS_DIAG_TIMELINE && c == 0 && tid == 0) {
         unsigned smid;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
@@ -1112,11 +1063,6 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
         const char *h = getenv("MG_WS_L2HINT");   /* read per launch: A/B runs switch it */
         prm.l2_hint = h ? (atoi(h) & 3) : 0;
     }
-    /* In-kernel finalize (mg_kernel.h): max_dim 1 when the library passes out and the slab counters. */
-    const bool fuse = p->max_dim == 1 && a->out != nullptr && a->row_cnt != nullptr;
-    prm.out = fuse ? a->out : nullptr;
-    prm.row_cnt = fuse ? a->row_cnt : nullptr;
-    prm.out_bf16 = p->prec == MG_PREC_BF16;
     long long tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
     a->ntiles = p->max_dim == 1 ? prm.tiles_n : mg_cdiv(p->m, C::SLAB);
     if (tiles == 0) return MG_OK;
@@ -1160,7 +1106,6 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
                     prm.nw, C::BN, C::BN_NARROW);
         kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
         MG_LAUNCH_CHECK();
-        a->finalized = fuse;
         return MG_OK;
     } else {
         /* Persistent grid of clusters: as many as can be resident at once (a GPC whose SM count is odd leaves
@@ -1197,7 +1142,6 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
                     C::BN_NARROW);
         MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));
         MG_LAUNCH_CHECK();
-        a->finalized = fuse;
         return MG_OK;
     }
 }

@@ -86,7 +86,6 @@ struct mg_plan {
     void *ws;                     /* kernel scratch */
     size_t ws_bytes;
     void *fin_scratch;
-    int *row_cnt;                 /* max_dim 1: cdiv(M, 64) slab counters of the in-kernel finalize (mg_kernel.h) */
     mg_prepared prep;
     int prepared;                 /* prep holds kernel state to release */
     int have_weights;
@@ -246,9 +245,6 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
         CUDA_OR(st, cudaMalloc((void **)&pl->rows, (size_t)p.m * sizeof(int)));
         CUDA_OR(st, cudaMalloc((void **)&pl->count, sizeof(int)));
         CUDA_OR(st, cudaMemset(pl->count, 0, sizeof(int)));
-        const size_t cnt_bytes = (size_t)(p.m / 64 + 1) * sizeof(int);
-        CUDA_OR(st, cudaMalloc((void **)&pl->row_cnt, cnt_bytes));
-        CUDA_OR(st, cudaMemset(pl->row_cnt, 0, cnt_bytes));   /* the kernels leave them at zero after each launch */
         CUDA_OR(st, cudaMalloc(&pl->outg, (size_t)p.m * es));
         if (pl->cublas_ws_bytes) CUDA_OR(st, cudaMalloc(&pl->cublas_ws, pl->cublas_ws_bytes));
         CUDA_OR(st, cudaMallocHost((void **)&pl->h_count, sizeof(int)));
@@ -307,7 +303,6 @@ void mg_plan_destroy(mg_plan *pl) {
     cudaFree(pl->partial);
     cudaFree(pl->ws);
     cudaFree(pl->fin_scratch);
-    cudaFree(pl->row_cnt);
     cudaFree(pl->wstats);
     cudaFree(pl->rows);
     cudaFree(pl->count);
@@ -373,22 +368,11 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
     a.stream = stream;
     a.cublas = pl->cublas;
     a.num_sms = pl->num_sms;
-    /* max_dim 1: kernels that can finalize in the kernel do (one launch instead of two); MG_FUSED_FINALIZE=0 keeps
-     * the separate mg_finalize (A/B runs, tests). Read per call. */
-    const char *fused = getenv("MG_FUSED_FINALIZE");
-    if (p->max_dim == 1 && pl->row_cnt && !(fused && strcmp(fused, "0") == 0)) {
-        a.out = out;
-        a.row_cnt = pl->row_cnt;
-    }
     mg_status st = pl->kernel->ops->launch(&a);
     if (st != MG_OK) return st;
     if (a.ntiles < 1 || a.ntiles > pl->kernel->ops->partial_tiles(p))
         return mg_set_error(MG_ERR_CUDA, "kernel %s reported %d partial rows (expected 1..%d)", pl->kernel->name,
                             a.ntiles, pl->kernel->ops->partial_tiles(p));
-    /* Timing diagnostic (A/B runs only): MG_DIAG_NO_FINALIZE=1 stops after the kernel's partial maxima, so the
-     * output is NOT written; it bounds what a finalize fused into the kernel could save. Read per call. */
-    const char *nofin = getenv("MG_DIAG_NO_FINALIZE");
-    if (a.finalized || (nofin && strcmp(nofin, "1") == 0)) return MG_OK;
     return mg_finalize(pl->partial, a.ntiles, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch, stream);
 }
 

@@ -54,14 +54,6 @@ typedef struct mg_launch_args {
     void *stream;           /* cudaStream_t */
     void *cublas;           /* cublasHandle_t owned by the plan, already bound to stream */
     int num_sms;            /* of the current device */
-    /* In-kernel finalize (max_dim 1 only; optional for the kernel): when out and row_cnt are set, a kernel may
-     * write out itself, exactly as mg_finalize would (out[i] = gelu(m_i - m_i), m_i = nanmax of the partial rows),
-     * and then sets finalized = 1 so that mg_finalize is not run. row_cnt: cdiv(p.m, 64) ints, zero before the
-     * launch and left zero after it (the kernel counts its finished tiles per 64-row slab there and the last
-     * one finalizes the slab). Kernels 4 and 6 (wgmma_ws.cuh) do this; the others leave finalized at 0. */
-    void *out;
-    int *row_cnt;
-    int finalized;          /* OUT */
 } mg_launch_args;
 
 /* What a kernel file exports: one const mg_kernel_ops named mg_ops_<name> (extern "C"). */
