@@ -250,43 +250,6 @@ __device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtens
         : "memory");
 }
 
-/* L2 cache policies for the .L2::cache_hint forms below (PTX createpolicy: the whole access range, fraction 1). */
-__device__ __forceinline__ uint64_t mg_l2_policy_evict_last() {
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(pol));
-    return pol;
-}
-__device__ __forceinline__ uint64_t mg_l2_policy_evict_first() {
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-    return pol;
-}
-__device__ __forceinline__ uint64_t mg_l2_policy_evict_normal() {
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(pol));
-    return pol;
-}
-
-/* mg_tma_load_2d / mg_tma_load_2d_multicast with an L2 cache policy (from the functions above). */
-__device__ __forceinline__ void mg_tma_load_2d_hint(void *dst, const CUtensorMap *tmap, uint64_t *bar, int32_t c0,
-                                                    int32_t c1, uint64_t policy) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"
-        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(mg_smem_u32(dst)),
-        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "l"(policy)
-        : "memory");
-}
-__device__ __forceinline__ void mg_tma_load_2d_multicast_hint(void *dst, const CUtensorMap *tmap, uint64_t *bar,
-                                                              int32_t c0, int32_t c1, uint16_t cta_mask,
-                                                              uint64_t policy) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        ".L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5, %6;\n" ::"r"(mg_smem_u32(dst)),
-        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask),
-        "l"(policy)
-        : "memory");
-}
-
 /* ============================================================================================== */
 /* wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format")                      */
 /* ============================================================================================== */

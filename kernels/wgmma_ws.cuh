@@ -247,9 +247,6 @@ struct Params {
     /* Column panels: tiles_n of them; the first nw are BN wide, the others BN - 8 (C::MIXED only; otherwise
      * nw = tiles_n = cdiv(N, BN)). */
     int tiles_n, nw;
-    /* L2 cache policy of the TMA loads (MG_WS_L2HINT, an A/B switch): 0 none; bit 0: x (A) evict_last; bit 1:
-     * W (B) evict_first. */
-    int l2_hint;
 };
 
 /* First column and width of column panel tn (see Params::tiles_n). */
@@ -603,9 +600,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 #pragma unroll
                 for (int q = 0; q < C::B_PARTS; q++) mg_tma_prefetch_desc(&p.b[q]);
             }
-            const int hint = p.l2_hint;
-            const uint64_t pol_a = (hint & 1) ? mg_l2_policy_evict_last() : mg_l2_policy_evict_normal();
-            const uint64_t pol_b = (hint & 2) ? mg_l2_policy_evict_first() : mg_l2_policy_evict_normal();
             int it = 0;
             Seg sg;
             for (int w = 0; next_seg<C>(p, num_units, num_k, first_unit, unit_step, w, sg); w++) {
@@ -641,26 +635,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
 #pragma unroll
                     for (int q = 0; q < C::MAX_PARTS; q++) {
                         /* (A q, B q) in turn: the order of the uniform schemes; kBF16x3RS has one A part */
-                        if (q < C::A_PARTS) {
-                            if (hint)
-                                mg_tma_load_2d_hint(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a, pol_a);
-                            else
-                                mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a);
-                        }
+                        if (q < C::A_PARTS)
+                            mg_tma_load_2d(st + q * C::A_BYTES, &p.a[q], &full[s], kc, row_a);
                         if (q < C::B_PARTS) {
                             uint8_t *b_dst = st + C::A_PARTS * C::A_BYTES + q * C::B_BYTES + rank * C::B_SLICE_BYTES;
                             if constexpr (C::CLUSTER == 1) {
-                                if (hint)
-                                    mg_tma_load_2d_hint(b_dst, &p.b[q], &full[s], kc, row_b, pol_b);
-                                else
-                                    mg_tma_load_2d(b_dst, &p.b[q], &full[s], kc, row_b);
+                                mg_tma_load_2d(b_dst, &p.b[q], &full[s], kc, row_b);
                             } else if constexpr (C::MULTICAST) {
-                                if (hint)
-                                    mg_tma_load_2d_multicast_hint(b_dst, &p.b[q], &full[s], kc, row_b,
-                                                                  (uint16_t)((1u << C::CLUSTER) - 1), pol_b);
-                                else
-                                    mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kc, row_b,
-                                                             (uint16_t)((1u << C::CLUSTER) - 1));
+                                mg_tma_load_2d_multicast(b_dst, &p.b[q], &full[s], kc, row_b,
+                                                         (uint16_t)((1u << C::CLUSTER) - 1));
                             } else {
                                 /* diagnostic MG_WS_DIAG_NO_MULTICAST: every slice of the W tile, own CTA only */
 #pragma unroll
@@ -1059,10 +1042,6 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     prm.max_dim = p->max_dim;
     prm.tiles_n = mg_cdiv(p->n, C::BN);
     prm.nw = prm.tiles_n;
-    {
-        const char *h = getenv("MG_WS_L2HINT");   /* read per launch: A/B runs switch it */
-        prm.l2_hint = h ? (atoi(h) & 3) : 0;
-    }
     long long tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
     a->ntiles = p->max_dim == 1 ? prm.tiles_n : mg_cdiv(p->m, C::SLAB);
     if (tiles == 0) return MG_OK;
