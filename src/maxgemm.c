@@ -373,6 +373,10 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
     if (a.ntiles < 1 || a.ntiles > pl->kernel->ops->partial_tiles(p))
         return mg_set_error(MG_ERR_CUDA, "kernel %s reported %d partial rows (expected 1..%d)", pl->kernel->name,
                             a.ntiles, pl->kernel->ops->partial_tiles(p));
+    /* Timing diagnostic (A/B runs only): MG_DIAG_NO_FINALIZE=1 stops after the kernel's partial maxima, so the
+     * output is NOT written; it measures what the finalize costs (notes/04_wgmma_ws.md, run 32). Read per call. */
+    const char *nofin = getenv("MG_DIAG_NO_FINALIZE");
+    if (nofin && strcmp(nofin, "1") == 0) return MG_OK;
     return mg_finalize(pl->partial, a.ntiles, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch, stream);
 }
 
