@@ -17,6 +17,10 @@
  *     split into num_sms equal ranges, partial accumulators fixed up in a fixed order through the workspace.
  *   - a second tile configuration for small M (`wgmma_ws_small`: 64 x 128, one consumer, 8 stages), picked where
  *     the main one would split every tile (use_small); stream-K then applies to it as to any configuration.
+ *   - a third, mid-M configuration (`wgmma_ws_mid`: 128 x 128, two consumers, 6 stages) between the two: where the
+ *     main tiles would leave more than half the SMs idle but these fill more than half with whole tiles (pick_tiles;
+ *     129 <= M <= 256 at N = 8192). Run 34: bf16 M = 256 0.0646 -> 0.0542 ms (0.78 -> 0.93x cuBLAS), tf32 0.1217 ->
+ *     0.1035 (0.82 -> 0.97x).
  *   - mixed-width column panels (256 and 248 columns, wgmma m64n248) where they even out the persistent waves:
  *     264 tiles at the headline, exactly 2 per SM (wgmma_ws.cuh "MIXED PANELS").
  * Tile shapes: tile_configs/wgmma_ws.cfg. Measured (H200, cluster 1, session 1): bf16 0.1766 ms (1.01x cuBLAS),
@@ -46,6 +50,9 @@
 #if !defined(MG_TILE_wgmma_ws_small_tf32) || !defined(MG_TILE_wgmma_ws_small_bf16)
 #error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws_small tf32' and a 'wgmma_ws_small bf16' row"
 #endif
+#if !defined(MG_TILE_wgmma_ws_mid_tf32) || !defined(MG_TILE_wgmma_ws_mid_bf16)
+#error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws_mid tf32' and a 'wgmma_ws_mid bf16' row"
+#endif
 
 namespace {
 
@@ -53,18 +60,31 @@ using CfgTF32 = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_tf32>;
 using CfgBF16 = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_bf16>;
 using CfgTF32S = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_small_tf32>;   /* small M */
 using CfgBF16S = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_small_bf16>;
+using CfgTF32M = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_mid_tf32>;     /* mid M */
+using CfgBF16M = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_mid_bf16>;
 static_assert(CfgTF32S::CLUSTER == 1 && CfgBF16S::CLUSTER == 1, "the small-M rows run stream-K: cluster 1");
 
-/* The small-M configuration is used when the main one would leave more than half the SMs without a tile (then it
- * would split every tile by stream-K). MG_WS_SMALL=0 never uses it, =1 always (both for A/B runs). sms: the
- * launch's SM count (0: ask the device). */
-template <class Big> bool use_small(const mg_problem *p, int sms) {
-    const char *env = getenv("MG_WS_SMALL");   /* read per launch: the tests switch it (gpu_kernels/ws_tile_configs) */
-    if (env && strcmp(env, "0") == 0) return false;
-    if (env && strcmp(env, "1") == 0) return true;
+/* Which tile configuration a launch runs (also the index of its W descriptor in PreparedHost::b). */
+enum WsTiles { kMain = 0, kSmall = 1, kMid = 2 };
+
+/* The main configuration, unless it would leave more than half the SMs without a tile (it would then split every
+ * tile by stream-K): then the mid-M one (128 x 128) if ITS whole tiles fill more than half the SMs, else the small-M
+ * one (64 x 128, which splits by stream-K). At N = 8192 on 132 SMs: M <= 128 small, 129..256 mid, above main.
+ * MG_WS_TILES=main|mid|small forces one; MG_WS_SMALL=1 / 0 (older switch) forces small / main. Read per launch: the
+ * tests switch them (gpu_kernels/ws_tile_configs). sms: the launch's SM count (0: ask the device). */
+template <class Big, class Mid> WsTiles pick_tiles(const mg_problem *p, int sms) {
+    const char *t = getenv("MG_WS_TILES");
+    if (t && strcmp(t, "main") == 0) return kMain;
+    if (t && strcmp(t, "mid") == 0) return kMid;
+    if (t && strcmp(t, "small") == 0) return kSmall;
+    const char *env = getenv("MG_WS_SMALL");
+    if (env && strcmp(env, "0") == 0) return kMain;
+    if (env && strcmp(env, "1") == 0) return kSmall;
     if (sms <= 0) sms = mgws::device_sms();
-    const long long tiles = (long long)mg_cdiv(p->m, Big::BM) * mg_cdiv(p->n, Big::BN);
-    return 2 * tiles <= sms;
+    const long long big = (long long)mg_cdiv(p->m, Big::BM) * mg_cdiv(p->n, Big::BN);
+    if (2 * big > sms) return kMain;
+    const long long mid = (long long)mg_cdiv(p->m, Mid::BM) * mg_cdiv(p->n, Mid::BN);
+    return 2 * mid > sms ? kMid : kSmall;
 }
 
 /* Does x / W need a padded copy? (TMA: 16-byte aligned base, row stride a multiple of 16 bytes.) */
@@ -74,18 +94,20 @@ int64_t ws_ld(const mg_problem *p) {
     return p->prec == MG_PREC_BF16 ? mgws::padded_k<CfgBF16>(p->k) : mgws::padded_k<CfgTF32>(p->k);
 }
 
-/* Plan-time sizes cover both configurations of p's precision: a plan sized for M must hold a sub-batch
- * (mg_forward_rows, m < M) that takes the other one. */
-template <class Big, class Small> int max_partial_rows(const mg_problem *p) {
-    return std::max(mgws::partial_rows<Big>(p), mgws::partial_rows<Small>(p));
+/* Plan-time sizes cover all three configurations of p's precision: a plan sized for M must hold a sub-batch
+ * (mg_forward_rows, m < M) that takes another one. */
+template <class Big, class Small, class Mid> int max_partial_rows(const mg_problem *p) {
+    return std::max({mgws::partial_rows<Big>(p), mgws::partial_rows<Small>(p), mgws::partial_rows<Mid>(p)});
 }
-template <class Big, class Small> size_t max_sk_bytes(const mg_problem *p) {
-    return std::max(mgws::sk_workspace_bytes<Big>(p), mgws::sk_workspace_bytes<Small>(p));
+template <class Big, class Small, class Mid> size_t max_sk_bytes(const mg_problem *p) {
+    return std::max({mgws::sk_workspace_bytes<Big>(p), mgws::sk_workspace_bytes<Small>(p),
+                     mgws::sk_workspace_bytes<Mid>(p)});
 }
 
-/* The most partial rows either configuration writes; the launch reports the rows it wrote (a->ntiles). */
+/* The most partial rows any configuration writes; the launch reports the rows it wrote (a->ntiles). */
 int ws_partial_tiles(const mg_problem *p) {
-    return p->prec == MG_PREC_BF16 ? max_partial_rows<CfgBF16, CfgBF16S>(p) : max_partial_rows<CfgTF32, CfgTF32S>(p);
+    return p->prec == MG_PREC_BF16 ? max_partial_rows<CfgBF16, CfgBF16S, CfgBF16M>(p)
+                                   : max_partial_rows<CfgTF32, CfgTF32S, CfgTF32M>(p);
 }
 
 /* Workspace: [padded x, when TMA cannot read x in place] ... [the stream-K slots and flags, when they can be used:
@@ -95,9 +117,10 @@ size_t pad_bytes(const mg_problem *p) {
     return mgws::align256((size_t)p->m * (size_t)ws_ld(p) * mg_elem_bytes(p->prec));
 }
 
-/* Either configuration's stream-K region (slots + the shared flags at the very end; wgmma_ws.cuh). */
+/* Any configuration's stream-K region (slots + the shared flags at the very end; wgmma_ws.cuh). */
 size_t sk_bytes(const mg_problem *p) {
-    return p->prec == MG_PREC_BF16 ? max_sk_bytes<CfgBF16, CfgBF16S>(p) : max_sk_bytes<CfgTF32, CfgTF32S>(p);
+    return p->prec == MG_PREC_BF16 ? max_sk_bytes<CfgBF16, CfgBF16S, CfgBF16M>(p)
+                                   : max_sk_bytes<CfgTF32, CfgTF32S, CfgTF32M>(p);
 }
 
 size_t ws_workspace_bytes(const mg_problem *p) { return pad_bytes(p) + sk_bytes(p); }
@@ -136,14 +159,17 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     out->ld = (int)ld;
     st = mgws::alloc_host(out);
     if (st == MG_OK) {
-        /* b[0]: W as the main configuration's boxes; b[1]: as the small-M one's (a different BN) */
+        /* b[kMain], b[kSmall], b[kMid]: W as each configuration's boxes (their BN differ) */
         mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
-        st = p->prec == MG_PREC_BF16 ? mgws::make_map<CfgBF16>(&h->b[0], base, p->n, p->k, ld, CfgBF16::B_BOX_ROWS)
-                                     : mgws::make_map<CfgTF32>(&h->b[0], base, p->n, p->k, ld, CfgTF32::B_BOX_ROWS);
+        const bool bf = p->prec == MG_PREC_BF16;
+        st = bf ? mgws::make_map<CfgBF16>(&h->b[kMain], base, p->n, p->k, ld, CfgBF16::B_BOX_ROWS)
+                : mgws::make_map<CfgTF32>(&h->b[kMain], base, p->n, p->k, ld, CfgTF32::B_BOX_ROWS);
         if (st == MG_OK)
-            st = p->prec == MG_PREC_BF16
-                     ? mgws::make_map<CfgBF16S>(&h->b[1], base, p->n, p->k, ld, CfgBF16S::B_BOX_ROWS)
-                     : mgws::make_map<CfgTF32S>(&h->b[1], base, p->n, p->k, ld, CfgTF32S::B_BOX_ROWS);
+            st = bf ? mgws::make_map<CfgBF16S>(&h->b[kSmall], base, p->n, p->k, ld, CfgBF16S::B_BOX_ROWS)
+                    : mgws::make_map<CfgTF32S>(&h->b[kSmall], base, p->n, p->k, ld, CfgTF32S::B_BOX_ROWS);
+        if (st == MG_OK)
+            st = bf ? mgws::make_map<CfgBF16M>(&h->b[kMid], base, p->n, p->k, ld, CfgBF16M::B_BOX_ROWS)
+                    : mgws::make_map<CfgTF32M>(&h->b[kMid], base, p->n, p->k, ld, CfgTF32M::B_BOX_ROWS);
     }
     if (st != MG_OK) mgws::release_prepared(out);
     return st;
@@ -184,9 +210,18 @@ mg_status ws_launch(mg_launch_args *a) {
     if (p->m == 0 || p->n == 0)
         return mg_set_error(MG_ERR_SHAPE, "wgmma_ws: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
                             p->n, p->max_dim);
-    if (p->prec == MG_PREC_BF16)
-        return use_small<CfgBF16>(p, a->num_sms) ? launch_cfg<CfgBF16S>(a, 1) : launch_cfg<CfgBF16>(a, 0);
-    return use_small<CfgTF32>(p, a->num_sms) ? launch_cfg<CfgTF32S>(a, 1) : launch_cfg<CfgTF32>(a, 0);
+    if (p->prec == MG_PREC_BF16) {
+        switch (pick_tiles<CfgBF16, CfgBF16M>(p, a->num_sms)) {
+        case kSmall: return launch_cfg<CfgBF16S>(a, kSmall);
+        case kMid: return launch_cfg<CfgBF16M>(a, kMid);
+        default: return launch_cfg<CfgBF16>(a, kMain);
+        }
+    }
+    switch (pick_tiles<CfgTF32, CfgTF32M>(p, a->num_sms)) {
+    case kSmall: return launch_cfg<CfgTF32S>(a, kSmall);
+    case kMid: return launch_cfg<CfgTF32M>(a, kMid);
+    default: return launch_cfg<CfgTF32>(a, kMain);
+    }
 }
 
 }  // namespace

@@ -697,8 +697,9 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
  * max_dim 0 (its output depends on every column maximum), N = 8192: every m below splits all its tiles. */
 Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
     MG_TEST_NEED_GPU();
-    /* the last case: an M = 1024 kernel 4 plan runs the main tile configuration, its sub-batches of m <= 256 the
-     * small-M one (another stream-K slot size, the same flags): switching back and forth must not matter */
+    /* the last case: an M = 1024 kernel 4 plan runs the main tile configuration, its sub-batches of m = 64, 3 the
+     * small-M one and m = 200 the mid-M one (other stream-K slot sizes, the same flags): switching back and forth
+     * must not matter */
     const struct { int kernel; mg_precision prec; int64_t k, M; } cfgs[] = {
         {6, MG_PREC_FP32, 4096, 256}, {4, MG_PREC_BF16, 4100, 256}, {4, MG_PREC_TF32, 1000, 1024}};
     const int64_t N = 8192;
@@ -751,11 +752,11 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
-/* Kernel 4 has two tile configurations (tile_configs/wgmma_ws.cfg: the main one and the small-M one) and picks one
- * by the problem; which one a test shape meets depends on the GPU's SM count. MG_WS_SMALL forces each in turn, so
- * both run every shape of the kernel suite (outputs against the fp64 reference, planted NaN/inf, and the partial
- * maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
-Test(gpu_kernels, ws_tile_configs, .timeout = 600) {
+/* Kernel 4 has three tile configurations (tile_configs/wgmma_ws.cfg: the main one, the mid-M and the small-M one) and
+ * picks one by the problem; which one a test shape meets depends on the GPU's SM count. MG_WS_TILES forces each in
+ * turn, so all of them run every shape of the kernel suite (outputs against the fp64 reference, planted NaN/inf, and
+ * the partial maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
+Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = mg_registry_find(4);
     if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
@@ -763,13 +764,14 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 600) {
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100},
                          {200, 8192, 1024}};
-    for (int force = 0; force < 2; force++) {
-        cr_assert(setenv("MG_WS_SMALL", force ? "1" : "0", 1) == 0, "setenv");
-        int ran = suite_cases(kern, st, 50 + force, NULL);
+    const char *tiles[] = {"main", "mid", "small"};
+    for (int t = 0; t < 3; t++) {
+        cr_assert(setenv("MG_WS_TILES", tiles[t], 1) == 0, "setenv");
+        int ran = suite_cases(kern, st, 50 + t, NULL);
         ran += planted_cases(kern, st, 60);
         ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL);
-        cr_expect(ran > 0, "MG_WS_SMALL=%d: no case ran", force);
+        cr_expect(ran > 0, "MG_WS_TILES=%s: no case ran", tiles[t]);
     }
-    unsetenv("MG_WS_SMALL");
+    unsetenv("MG_WS_TILES");
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
