@@ -65,7 +65,7 @@ using CfgBF16M = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_mid_bf16>;
 static_assert(CfgTF32S::CLUSTER == 1 && CfgBF16S::CLUSTER == 1, "the small-M rows run stream-K: cluster 1");
 
 /* Which tile configuration a launch runs (also the index of its W descriptor in PreparedHost::b). */
-enum WsTiles { kMain = 0, kSmall = 1, kMid = 2 };
+enum WsTiles { kMain = MG_WS_TILES_MAIN, kSmall = MG_WS_TILES_SMALL, kMid = MG_WS_TILES_MID };
 
 /* The main configuration, unless it would leave more than half the SMs without a tile (it would then split every
  * tile by stream-K): then the mid-M one (128 x 128) if ITS whole tiles fill more than half the SMs and its last row
@@ -84,11 +84,7 @@ template <class Big, class Mid> WsTiles pick_tiles(const mg_problem *p, int sms)
     if (env && strcmp(env, "0") == 0) return kMain;
     if (env && strcmp(env, "1") == 0) return kSmall;
     if (sms <= 0) sms = mgws::device_sms();
-    const long long big = (long long)mg_cdiv(p->m, Big::BM) * mg_cdiv(p->n, Big::BN);
-    if (2 * big > sms) return kMain;
-    const long long mid = (long long)mg_cdiv(p->m, Mid::BM) * mg_cdiv(p->n, Mid::BN);
-    const int last_rows = p->m - (mg_cdiv(p->m, Mid::BM) - 1) * Mid::BM;   /* rows in the last row of mid tiles */
-    return 2 * mid > sms && 2 * last_rows > Mid::BM ? kMid : kSmall;
+    return (WsTiles)mg_ws_pick_tiles(p->m, p->n, sms, Big::BM, Big::BN, Mid::BM, Mid::BN);   /* src/ws_policy.h */
 }
 
 /* Does x / W need a padded copy? (TMA: 16-byte aligned base, row stride a multiple of 16 bytes.) */

@@ -115,6 +115,7 @@
 #include "hopper.cuh"
 #include "mg_kernel.h"
 #include "mg_tiles.h"
+#include "ws_policy.h"
 
 namespace mgws {
 
@@ -940,22 +941,7 @@ template <class C> void choose_panels(long long unit_rows, int n, int G, int &ti
         const char *env = getenv("MG_WS_MIXED");   /* read per launch: A/B runs and tests switch it */
         if (env && strcmp(env, "0") == 0) return;
         const bool force = env && strcmp(env, "1") == 0;   /* whenever the panels fit N (tests) */
-        const long long tm = unit_rows;
-        const long long p1 = tiles_n + 1;
-        const long long need = (long long)n - p1 * C::BN_NARROW;   /* columns the narrow panels leave over */
-        /* need < 0: p1 narrow panels would overshoot N (the last one partly or wholly past it): not worth it */
-        if (need < 0 || G <= 0) return;
-        const long long w1 = (need + 7) / 8;                          /* wide panels needed (8 more each) */
-        if (w1 > p1) return;
-        const long long t0 = tm * tiles_n, t1 = tm * p1;
-        const long long waves0 = (t0 + G - 1) / G, waves1 = (t1 + G - 1) / G;
-        const long long wide_per_cta = (tm * w1 + G - 1) / G;
-        const long long cost0 = waves0 * C::BN;
-        const long long cost1 = waves1 * C::BN_NARROW + 8 * (wide_per_cta < waves1 ? wide_per_cta : waves1);
-        if (force || cost1 < cost0) {
-            tiles_n = (int)p1;
-            nw = (int)w1;
-        }
+        (void)mg_ws_mixed_panels(unit_rows, n, G, C::BN, C::BN_NARROW, force, &tiles_n, &nw);   /* src/ws_policy.h */
     }
 }
 

@@ -1,0 +1,54 @@
+/* ws_policy.h: kernel 4's launch decisions (kernels/04_wgmma_ws.cu, kernels/wgmma_ws.cuh) as pure functions of the
+ * shape, the tile sizes and the number of SMs, so that CPU tests pin them (test/test_ws_policy.c). The launchers
+ * add only the environment overrides (MG_WS_TILES, MG_WS_SMALL, MG_WS_MIXED). C11 and C++.
+ * Measurements behind each rule: notes/04_wgmma_ws.md ("Small M", "Mid M", "MIXED PANELS" / round 3). */
+#ifndef MG_WS_POLICY_H
+#define MG_WS_POLICY_H
+
+/* Kernel 4's tile configurations; also the index of each one's W descriptor in the prepared state. */
+typedef enum { MG_WS_TILES_MAIN = 0, MG_WS_TILES_SMALL = 1, MG_WS_TILES_MID = 2 } mg_ws_tiles;
+
+static inline long long mg_ws_cdiv(long long a, long long b) { return (a + b - 1) / b; }
+
+/* The main tiles (big_bm x big_bn), unless they would leave more than half of the sms without a tile (they would then
+ * split every tile by stream-K); then the mid tiles if they fill more than half the SMs with whole tiles and their
+ * last row of tiles is more than half full; else the small tiles (stream-K where they too leave half the SMs idle).
+ * At N = 8192 on 132 SMs with 128 x 256 / 128 x 128 tiles: M <= 192 small, 193..256 mid, above main. */
+static inline mg_ws_tiles mg_ws_pick_tiles(long long m, long long n, long long sms, int big_bm, int big_bn, int mid_bm,
+                                           int mid_bn) {
+    const long long big = mg_ws_cdiv(m, big_bm) * mg_ws_cdiv(n, big_bn);
+    if (2 * big > sms) return MG_WS_TILES_MAIN;
+    const long long mid_rows = mg_ws_cdiv(m, mid_bm);
+    const long long mid = mid_rows * mg_ws_cdiv(n, mid_bn);
+    const long long last_rows = m - (mid_rows - 1) * mid_bm;   /* rows in the last row of mid tiles */
+    return (2 * mid > sms && 2 * last_rows > mid_bm) ? MG_WS_TILES_MID : MG_WS_TILES_SMALL;
+}
+
+/* Mixed-width column panels ("MIXED PANELS" in kernels/wgmma_ws.cuh): instead of *tiles_n panels of bn columns
+ * (cdiv(N, bn)), one panel more, *nw of them bn wide and the rest narrow (bn - d, d = bn - narrow), covering N.
+ * A persistent grid of G schedulers (CTAs, or clusters) runs unit_rows rows of scheduling units per panel, so a
+ * scheduler's time is about (its units) x (panel width). Taken (returns 1 and sets *tiles_n, *nw) when that estimate
+ * is lower, or whenever the narrow panels fit N if force; otherwise returns 0 and leaves both unchanged. At the
+ * headline (8 unit rows, N = 8192, G = 132, 256 / 248): 33 panels, nw = 1: every CTA 248 + 248 columns (8 of them
+ * 256 + 248) instead of 256 + 256. */
+static inline int mg_ws_mixed_panels(long long unit_rows, long long n, long long G, int bn, int narrow, int force,
+                                     int *tiles_n, int *nw) {
+    const long long d = bn - narrow;
+    const long long p1 = *tiles_n + 1;
+    const long long need = n - p1 * narrow;   /* columns the narrow panels leave over */
+    /* need < 0: p1 narrow panels would overshoot N (the last one partly or wholly past it): not worth it */
+    if (d <= 0 || need < 0 || G <= 0 || unit_rows <= 0) return 0;
+    const long long w1 = (need + d - 1) / d;   /* wide panels needed (d more columns each) */
+    if (w1 > p1) return 0;
+    const long long t0 = unit_rows * *tiles_n, t1 = unit_rows * p1;
+    const long long waves0 = mg_ws_cdiv(t0, G), waves1 = mg_ws_cdiv(t1, G);
+    const long long wide_per = mg_ws_cdiv(unit_rows * w1, G);
+    const long long cost0 = waves0 * bn;
+    const long long cost1 = waves1 * narrow + d * (wide_per < waves1 ? wide_per : waves1);
+    if (!force && cost1 >= cost0) return 0;
+    *tiles_n = (int)p1;
+    *nw = (int)w1;
+    return 1;
+}
+
+#endif /* MG_WS_POLICY_H */

@@ -1,0 +1,107 @@
+/* test_ws_policy.c (suite "ws_policy"): kernel 4's launch decisions (src/ws_policy.h), CPU only. Which tile
+ * configuration a shape runs and how N is cut into column panels decide most of the benchmark's numbers, and the GPU
+ * tests force each configuration rather than pin the automatic choice; these tests pin it, on the H200's 132 SMs
+ * and on other SM counts, against the measurements in notes/04_wgmma_ws.md. */
+#include "test_common.h"
+
+#include "mg_tiles.h"
+#include "ws_policy.h"
+
+#define SMS 132
+
+static mg_ws_tiles pick(long long m, long long n, long long sms) {
+    return mg_ws_pick_tiles(m, n, sms, 128, 256, 128, 128);
+}
+
+Test(ws_policy, tiles_by_m_at_n_8192) {
+    /* M <= 192: small (stream-K where even those leave half the SMs idle); 193..256: mid; above: main */
+    const long long small[] = {1, 8, 64, 65, 128, 129, 150, 192};
+    const long long mid[] = {193, 200, 255, 256};
+    const long long big[] = {257, 300, 384, 512, 1000, 1024, 4096, 16384};
+    for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
+        cr_expect_eq(pick(small[i], 8192, SMS), MG_WS_TILES_SMALL, "M = %lld: expected the small tiles", small[i]);
+    for (size_t i = 0; i < sizeof mid / sizeof mid[0]; i++)
+        cr_expect_eq(pick(mid[i], 8192, SMS), MG_WS_TILES_MID, "M = %lld: expected the mid tiles", mid[i]);
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+        cr_expect_eq(pick(big[i], 8192, SMS), MG_WS_TILES_MAIN, "M = %lld: expected the main tiles", big[i]);
+}
+
+Test(ws_policy, tiles_follow_the_sm_count) {
+    /* M = 256, N = 8192: 64 main tiles. On 114 SMs (H100 PCIe) they fill more than half: main. On 264 SMs the mid
+     * tiles (128) fill only half: small. */
+    cr_expect_eq(pick(256, 8192, 114), MG_WS_TILES_MAIN);
+    cr_expect_eq(pick(256, 8192, 132), MG_WS_TILES_MID);
+    cr_expect_eq(pick(256, 8192, 264), MG_WS_TILES_SMALL);
+    /* narrow N: few tiles whatever M, so large M is needed for the main tiles */
+    cr_expect_eq(pick(4096, 256, SMS), MG_WS_TILES_SMALL);    /* 32 main tiles, 32 mid: stream-K over the small */
+    cr_expect_eq(pick(8192, 256, SMS), MG_WS_TILES_MID);      /* 64 main tiles, 64 x 2 = 128 mid */
+    cr_expect_eq(pick(16384, 256, SMS), MG_WS_TILES_MAIN);    /* 128 main tiles */
+    cr_expect_eq(pick(1, 1, SMS), MG_WS_TILES_SMALL);
+}
+
+Test(ws_policy, panels_at_the_headline) {
+    /* 8 rows of 128-row tiles, N = 8192: 33 panels, one of 256 columns, 264 tiles = 2 per SM (run 24) */
+    int tiles_n = 32, nw = 32;
+    cr_assert_eq(mg_ws_mixed_panels(8, 8192, SMS, 256, 248, 0, &tiles_n, &nw), 1);
+    cr_expect_eq(tiles_n, 33);
+    cr_expect_eq(nw, 1);
+    cr_expect_eq((long long)nw * 256 + (long long)(tiles_n - nw) * 248, 8192, "the panels cover N exactly");
+    /* clusters of 2: 4 unit rows on 66 clusters, the same panels */
+    tiles_n = 32, nw = 32;
+    cr_assert_eq(mg_ws_mixed_panels(4, 8192, 66, 256, 248, 0, &tiles_n, &nw), 1);
+    cr_expect_eq(tiles_n, 33);
+    cr_expect_eq(nw, 1);
+}
+
+Test(ws_policy, panels_only_where_they_pay) {
+    int tiles_n, nw;
+    /* M = 512: 128 uniform tiles already fit one wave; 132 mixed ones cost 256 on the wide CTAs anyway */
+    tiles_n = nw = 32;
+    cr_expect_eq(mg_ws_mixed_panels(4, 8192, SMS, 256, 248, 0, &tiles_n, &nw), 0);
+    cr_expect_eq(tiles_n, 32, "unchanged when not taken");
+    cr_expect_eq(nw, 32, "unchanged when not taken");
+    /* N = 300: two narrow panels would overshoot N; not even when forced */
+    tiles_n = nw = 2;
+    cr_expect_eq(mg_ws_mixed_panels(1, 300, SMS, 256, 248, 1, &tiles_n, &nw), 0);
+    /* forced where the narrow panels fit: N = 7936 is 32 narrow panels and no wide one; N = 8190: 33, one wide,
+     * the last ragged (gpu_kernels/ws_mixed_panels runs both) */
+    tiles_n = nw = 31;
+    cr_expect_eq(mg_ws_mixed_panels(1, 7936, SMS, 256, 248, 1, &tiles_n, &nw), 1);
+    cr_expect_eq(tiles_n, 32);
+    cr_expect_eq(nw, 0);
+    tiles_n = nw = 32;
+    cr_expect_eq(mg_ws_mixed_panels(8, 8190, SMS, 256, 248, 1, &tiles_n, &nw), 1);
+    cr_expect_eq(tiles_n, 33);
+    cr_expect_eq(nw, 1);
+    /* no schedulers, no rows, or no narrower width: nothing */
+    tiles_n = nw = 32;
+    cr_expect_eq(mg_ws_mixed_panels(8, 8192, 0, 256, 248, 1, &tiles_n, &nw), 0);
+    cr_expect_eq(mg_ws_mixed_panels(0, 8192, SMS, 256, 248, 1, &tiles_n, &nw), 0);
+    cr_expect_eq(mg_ws_mixed_panels(8, 8192, SMS, 256, 256, 1, &tiles_n, &nw), 0);
+}
+
+Test(ws_policy, panels_cover_n_whenever_taken) {
+    /* every N and row count in a range: when taken, nw wide + the rest narrow panels cover N and the last panel
+     * starts inside N */
+    for (long long n = 256; n <= 20000; n += 37)
+        for (long long rows = 1; rows <= 40; rows += 3) {
+            const int uni = (int)mg_ws_cdiv(n, 256);
+            int tiles_n = uni, nw = uni;
+            if (!mg_ws_mixed_panels(rows, n, SMS, 256, 248, 0, &tiles_n, &nw)) continue;
+            const long long covered = (long long)nw * 256 + (long long)(tiles_n - nw) * 248;
+            const long long last_start = covered - (tiles_n > nw ? 248 : 256);
+            cr_expect(covered >= n && last_start < n, "N = %lld, %lld unit rows: %d panels (%d wide) cover %lld",
+                      n, rows, tiles_n, nw, covered);
+            cr_expect_eq(tiles_n, uni + 1, "N = %lld: one panel more than uniform", n);
+        }
+}
+
+Test(ws_policy, configured_tiles_at_the_headline) {
+    /* with the shapes in tile_configs/wgmma_ws.cfg: the headline runs the main tiles in both modes, M = 256 the mid */
+    cr_expect_eq(mg_ws_pick_tiles(1024, 8192, SMS, MG_TILE_wgmma_ws_bf16_BM, MG_TILE_wgmma_ws_bf16_BN,
+                                  MG_TILE_wgmma_ws_mid_bf16_BM, MG_TILE_wgmma_ws_mid_bf16_BN), MG_WS_TILES_MAIN);
+    cr_expect_eq(mg_ws_pick_tiles(1024, 8192, SMS, MG_TILE_wgmma_ws_tf32_BM, MG_TILE_wgmma_ws_tf32_BN,
+                                  MG_TILE_wgmma_ws_mid_tf32_BM, MG_TILE_wgmma_ws_mid_tf32_BN), MG_WS_TILES_MAIN);
+    cr_expect_eq(mg_ws_pick_tiles(256, 8192, SMS, MG_TILE_wgmma_ws_bf16_BM, MG_TILE_wgmma_ws_bf16_BN,
+                                  MG_TILE_wgmma_ws_mid_bf16_BM, MG_TILE_wgmma_ws_mid_bf16_BN), MG_WS_TILES_MID);
+}
