@@ -248,7 +248,19 @@ struct Params {
     /* Column panels: tiles_n of them; the first nw are BN wide, the others BN - 8 (C::MIXED only; otherwise
      * nw = tiles_n = cdiv(N, BN)). */
     int tiles_n, nw;
+    /* Last row of tiles shifted up to lie wholly inside M (MG_WS_SHIFT, see tile_row0): 0 off, 1 on. */
+    int shift;
 };
+
+/* The first row of tile row tm's accumulators. Normally tm * BM. With p.shift, a last row of tiles that sticks out
+ * past M (M >= BM) is moved up to rows [M - BM, M), so its x box is wholly inside the tensor instead of mostly
+ * zero-filled by TMA (run 35: partial row blocks ran 36-66% slower with the 64- and 128-row tiles of the small- and
+ * mid-M configurations). Its rows below tm * BM belong to the tile above and are masked in the epilogue, so every
+ * row still enters exactly one tile's maxima. Tiles past the last row (cluster tails) keep tm * BM: all masked. */
+template <class C> __device__ __forceinline__ int tile_row0(const Params &p, int tm, int tiles_m) {
+    const int r = tm * C::BM;
+    return (p.shift && tm < tiles_m && p.m >= C::BM && r + C::BM > p.m) ? p.m - C::BM : r;
+}
 
 /* First column and width of column panel tn (see Params::tiles_n). */
 template <class C> __device__ __forceinline__ void panel(const Params &p, int tn, int &n0, int &width) {
@@ -612,7 +624,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                  * M-tile 0, a W slice past N re-reads the tile's first rows. Those rows only produce accumulators
                  * that the epilogue masks (row >= M, column >= N), and every CTA keeps multicasting its slice, so
                  * each CTA's full barrier depends on every producer of the cluster (see the header). */
-                const int row_a = tm < tiles_m ? tm * C::BM : 0;
+                const int row_a = tm < tiles_m ? tile_row0<C>(p, tm, tiles_m) : 0;
                 int pn0, pw;
                 panel<C>(p, tn, pn0, pw);
                 /* a narrow panel still loads BN rows: the last 8 are the next panel's and feed only accumulators
@@ -753,8 +765,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             }
 
             /* ---------------- fused epilogue: bias + NaN-propagating max ---------------- */
-            const int r0 = tm * C::BM + c * C::SLAB + warp * 16 + lane / 4; /* this thread's rows: r0, r0 + 8 */
-            const bool ok0 = r0 < M, ok1 = r0 + 8 < M;
+            /* this thread's rows: r0, r0 + 8; rows of a shifted last tile (tile_row0) above tm * BM are the tile
+             * above's, masked like rows past M */
+            const int row0 = tile_row0<C>(p, tm, tiles_m), sh = tm * C::BM - row0;
+            const int r0 = row0 + c * C::SLAB + warp * 16 + lane / 4;
+            const bool ok0 = r0 >= tm * C::BM && r0 < M, ok1 = r0 + 8 >= tm * C::BM && r0 + 8 < M;
             if constexpr (MG_WS_DIAG_NO_EPILOGUE) {
                 /* Timing diagnostic only (tune/k4_noepi): no epilogue; WRONG results. The store keeps acc live. */
                 if (acc[0] == 1234.5f && acc[C::BN / 2 - 1] == 1234.5f) p.partial[0] = acc[1];
@@ -859,8 +874,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     my_red[8 * (j >> 1) + 2 * (lane % 4) + (j & 1)] = v[t];
                 }
                 named_bar_sync(1 + c, 128); /* this consumer's 4 warps wrote their column maxima */
-                const int slab = tm * C::CONSUMERS + c; /* = first row / 64 */
-                if (slab * C::SLAB < M) {
+                /* = first row / 64. A shifted last tile (sh > 0) has valid rows only from local row sh: a consumer
+                 * wholly above it writes nothing, and the others move down by sh / 64 slabs, so the tile still writes
+                 * each of its cdiv(M, 64) - tm * CONSUMERS slabs exactly once (their maxima over other rows than
+                 * the slab's own, but every valid row enters one of them: the finalize's max is the same). */
+                const int slab = tm * C::CONSUMERS + c - sh / C::SLAB;
+                if ((c + 1) * C::SLAB > sh && slab * C::SLAB < M) {
                     const float *cred = red + c * 4 * C::BN;
                     for (int lc = tid; lc < C::BN; lc += 128) {
                         float v = cred[lc];
@@ -1028,6 +1047,10 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
     prm.max_dim = p->max_dim;
     prm.tiles_n = mg_cdiv(p->n, C::BN);
     prm.nw = prm.tiles_n;
+    {
+        const char *sh = getenv("MG_WS_SHIFT");   /* read per launch: A/B runs and tests switch it */
+        prm.shift = sh && strcmp(sh, "1") == 0;
+    }
     long long tiles = (long long)mg_cdiv(p->m, C::BM) * prm.tiles_n;
     a->ntiles = p->max_dim == 1 ? prm.tiles_n : mg_cdiv(p->m, C::SLAB);
     if (tiles == 0) return MG_OK;
