@@ -18,8 +18,8 @@
  *   - a second tile configuration for small M (`wgmma_ws_small`: 64 x 128, one consumer, 8 stages), picked where
  *     the main one would split every tile (use_small); stream-K then applies to it as to any configuration.
  *   - a third, mid-M configuration (`wgmma_ws_mid`: 128 x 128, two consumers, 6 stages) between the two: where the
- *     main tiles would leave more than half the SMs idle but these fill more than half with whole tiles, the last
- *     row of them more than half full (pick_tiles; 193 <= M <= 256 at N = 8192). Run 34: bf16 M = 256 0.0646 -> 0.0542 ms (0.78 -> 0.93x cuBLAS), tf32 0.1217 ->
+ *     main tiles would leave more than half the SMs idle but these fill more than half with whole tiles (pick_tiles;
+ *     129 <= M <= 256 at N = 8192). Run 34: bf16 M = 256 0.0646 -> 0.0542 ms (0.78 -> 0.93x cuBLAS), tf32 0.1217 ->
  *     0.1035 (0.82 -> 0.97x).
  *   - mixed-width column panels (256 and 248 columns, wgmma m64n248) where they even out the persistent waves:
  *     264 tiles at the headline, exactly 2 per SM (wgmma_ws.cuh "MIXED PANELS").
@@ -68,11 +68,9 @@ static_assert(CfgTF32S::CLUSTER == 1 && CfgBF16S::CLUSTER == 1, "the small-M row
 enum WsTiles { kMain = MG_WS_TILES_MAIN, kSmall = MG_WS_TILES_SMALL, kMid = MG_WS_TILES_MID };
 
 /* The main configuration, unless it would leave more than half the SMs without a tile (it would then split every
- * tile by stream-K): then the mid-M one (128 x 128) if ITS whole tiles fill more than half the SMs and its last row
- * of tiles is more than half full, else the small-M one (64 x 128, stream-K where it too leaves half the SMs idle).
- * At N = 8192 on 132 SMs: M <= 192 small, 193..256 mid, above main. (Run 35: at M = 256 mid beats small by 16-19%;
- * at M = 192, whose second 128-row block is half empty, small ties bf16 and beats tf32 by 5%, and at M = 129 mid is
- * 3-6% slower than small.)
+ * tile by stream-K): then the mid-M one (128 x 128) if ITS whole tiles fill more than half the SMs, else the small-M
+ * one (64 x 128, stream-K where it too leaves half the SMs idle): src/ws_policy.h, with the measurements.
+ * At N = 8192 on 132 SMs: M <= 128 small, 129..256 mid, above main.
  * MG_WS_TILES=main|mid|small forces one; MG_WS_SMALL=1 / 0 (older switch) forces small / main. Read per launch: the
  * tests switch them (gpu_kernels/ws_tile_configs). sms: the launch's SM count (0: ask the device). */
 template <class Big, class Mid> WsTiles pick_tiles(const mg_problem *p, int sms) {

@@ -11,17 +11,16 @@ typedef enum { MG_WS_TILES_MAIN = 0, MG_WS_TILES_SMALL = 1, MG_WS_TILES_MID = 2 
 static inline long long mg_ws_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
 /* The main tiles (big_bm x big_bn), unless they would leave more than half of the sms without a tile (they would then
- * split every tile by stream-K); then the mid tiles if they fill more than half the SMs with whole tiles and their
- * last row of tiles is more than half full; else the small tiles (stream-K where they too leave half the SMs idle).
- * At N = 8192 on 132 SMs with 128 x 256 / 128 x 128 tiles: M <= 192 small, 193..256 mid, above main. */
+ * split every tile by stream-K); then the mid tiles if they fill more than half the SMs with whole tiles; else the
+ * small tiles (stream-K where they too leave half the SMs idle). At N = 8192 on 132 SMs with 128 x 256 / 128 x 128
+ * tiles: M <= 128 small, 129..256 mid, above main. (Runs 34-37: mid beats small by 16-19% at M = 256 and, with the
+ * last row of tiles shifted inside M (wgmma_ws.cuh tile_row0), by 14-18% at M = 129-192.) */
 static inline mg_ws_tiles mg_ws_pick_tiles(long long m, long long n, long long sms, int big_bm, int big_bn, int mid_bm,
                                            int mid_bn) {
     const long long big = mg_ws_cdiv(m, big_bm) * mg_ws_cdiv(n, big_bn);
     if (2 * big > sms) return MG_WS_TILES_MAIN;
-    const long long mid_rows = mg_ws_cdiv(m, mid_bm);
-    const long long mid = mid_rows * mg_ws_cdiv(n, mid_bn);
-    const long long last_rows = m - (mid_rows - 1) * mid_bm;   /* rows in the last row of mid tiles */
-    return (2 * mid > sms && 2 * last_rows > mid_bm) ? MG_WS_TILES_MID : MG_WS_TILES_SMALL;
+    const long long mid = mg_ws_cdiv(m, mid_bm) * mg_ws_cdiv(n, mid_bn);
+    return 2 * mid > sms ? MG_WS_TILES_MID : MG_WS_TILES_SMALL;
 }
 
 /* Mixed-width column panels ("MIXED PANELS" in kernels/wgmma_ws.cuh): instead of *tiles_n panels of bn columns

@@ -14,9 +14,9 @@ static mg_ws_tiles pick(long long m, long long n, long long sms) {
 }
 
 Test(ws_policy, tiles_by_m_at_n_8192) {
-    /* M <= 192: small (stream-K where even those leave half the SMs idle); 193..256: mid; above: main */
-    const long long small[] = {1, 8, 64, 65, 128, 129, 150, 192};
-    const long long mid[] = {193, 200, 255, 256};
+    /* M <= 128: small (stream-K where even those leave half the SMs idle); 129..256: mid; above: main */
+    const long long small[] = {1, 8, 64, 65, 127, 128};
+    const long long mid[] = {129, 150, 192, 193, 200, 255, 256};
     const long long big[] = {257, 300, 384, 512, 1000, 1024, 4096, 16384};
     for (size_t i = 0; i < sizeof small / sizeof small[0]; i++)
         cr_expect_eq(pick(small[i], 8192, SMS), MG_WS_TILES_SMALL, "M = %lld: expected the small tiles", small[i]);
