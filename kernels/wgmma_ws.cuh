@@ -94,7 +94,9 @@
  *   of 2 the unit is a pair of vertically adjacent tiles of one panel: 4 unit rows x 33 panels = 132 units on 66
  *   clusters at the headline, and each CTA's multicast half of the W box is 128 rows as before (a narrow panel's
  *   second half ends 8 rows into the next panel, as the 256-row box does with cluster 1).
- * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails); the launchers pad K so that rows are 16-byte
+ * ODD SHAPES: TMA zero-fills out-of-bounds boxes (M, N and K tails), except that a last row of tiles sticking out
+ *   past M (M >= BM) is moved up inside M (tile_row0: mostly out-of-bounds boxes slow the TMA; its rows that belong
+ *   to the tile above are masked); the launchers pad K so that rows are 16-byte
  *   multiples (TMA's stride rule); K = 0 gives zero k-iterations: the producer issues nothing and the consumers
  *   run the epilogue on zero accumulators (y = b), so nothing waits on a barrier that never completes.
  */
