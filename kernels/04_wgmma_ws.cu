@@ -16,7 +16,8 @@
  *   - stream-K when the tiles would leave more than half the SMs idle (small M): the k-iterations of all tiles are
  *     split into num_sms equal ranges, partial accumulators fixed up in a fixed order through the workspace.
  *   - a second tile configuration for small M (`wgmma_ws_small`: 64 x 128, one consumer, 8 stages), picked where
- *     the main one would split every tile (use_small); stream-K then applies to it as to any configuration.
+ *     the main and the mid-M tiles would both leave more than half the SMs idle (pick_tiles); stream-K then applies
+ *     to it as to any configuration.
  *   - a third, mid-M configuration (`wgmma_ws_mid`: 128 x 128, two consumers, 6 stages) between the two: where the
  *     main tiles would leave more than half the SMs idle but these fill more than half with whole tiles (pick_tiles;
  *     129 <= M <= 256 at N = 8192). Run 34: bf16 M = 256 0.0646 -> 0.0542 ms (0.78 -> 0.93x cuBLAS), tf32 0.1217 ->
