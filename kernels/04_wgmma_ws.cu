@@ -65,8 +65,10 @@ using CfgTF32M = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_mid_tf32>;     
 using CfgBF16M = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_mid_bf16>;
 static_assert(CfgTF32S::CLUSTER == 1 && CfgBF16S::CLUSTER == 1, "the small-M rows run stream-K: cluster 1");
 
-/* Which tile configuration a launch runs (also the index of its W descriptor in PreparedHost::b). */
+/* Which tile configuration a launch runs (also the index of its W descriptor in PreparedHost::b). kMainNarrow,
+ * kMainRem: the main configuration's W boxes of BN - 8 and 8 rows (wgmma_ws.cuh "REMAINDER SPLIT"). */
 enum WsTiles { kMain = MG_WS_TILES_MAIN, kSmall = MG_WS_TILES_SMALL, kMid = MG_WS_TILES_MID };
+enum { kMainNarrow = 3, kMainRem = 4 };
 
 /* The main configuration, unless it would leave more than half the SMs without a tile (it would then split every
  * tile by stream-K): then the mid-M one (128 x 128) if ITS whole tiles fill more than half the SMs, else the small-M
@@ -109,8 +111,8 @@ int ws_partial_tiles(const mg_problem *p) {
                                    : max_partial_rows<CfgTF32, CfgTF32S, CfgTF32M>(p);
 }
 
-/* Workspace: [padded x, when TMA cannot read x in place] ... [the stream-K slots and flags, when they can be used:
- * always the last bytes, mgws::run]. */
+/* Workspace: [padded x, when TMA cannot read x in place] [the remainder split's column sums, max_dim 1] ... [the
+ * stream-K slots and flags, when they can be used: always the last bytes, mgws::run]. */
 size_t pad_bytes(const mg_problem *p) {
     if (p->k == 0 || !needs_pad(p)) return 0;
     return mgws::align256((size_t)p->m * (size_t)ws_ld(p) * mg_elem_bytes(p->prec));
@@ -122,7 +124,12 @@ size_t sk_bytes(const mg_problem *p) {
                                    : max_sk_bytes<CfgTF32, CfgTF32S, CfgTF32M>(p);
 }
 
-size_t ws_workspace_bytes(const mg_problem *p) { return pad_bytes(p) + sk_bytes(p); }
+/* The remainder split runs on the main configuration only. */
+size_t rem_bytes(const mg_problem *p) {
+    return p->prec == MG_PREC_BF16 ? mgws::rem_ws_bytes<CfgBF16>(p) : mgws::rem_ws_bytes<CfgTF32>(p);
+}
+
+size_t ws_workspace_bytes(const mg_problem *p) { return pad_bytes(p) + rem_bytes(p) + sk_bytes(p); }
 
 mg_status ws_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_TF32 && p->prec != MG_PREC_BF16)
@@ -169,6 +176,13 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
         if (st == MG_OK)
             st = bf ? mgws::make_map<CfgBF16M>(&h->b[kMid], base, p->n, p->k, ld, CfgBF16M::B_BOX_ROWS)
                     : mgws::make_map<CfgTF32M>(&h->b[kMid], base, p->n, p->k, ld, CfgTF32M::B_BOX_ROWS);
+        /* the remainder split's boxes: a narrow panel's BN - 8 rows, and the 8 remainder rows */
+        if (st == MG_OK)
+            st = bf ? mgws::make_map<CfgBF16>(&h->b[kMainNarrow], base, p->n, p->k, ld, CfgBF16::BN_NARROW)
+                    : mgws::make_map<CfgTF32>(&h->b[kMainNarrow], base, p->n, p->k, ld, CfgTF32::BN_NARROW);
+        if (st == MG_OK)
+            st = bf ? mgws::make_map<CfgBF16>(&h->b[kMainRem], base, p->n, p->k, ld, CfgBF16::BN - CfgBF16::BN_NARROW)
+                    : mgws::make_map<CfgTF32>(&h->b[kMainRem], base, p->n, p->k, ld, CfgTF32::BN - CfgTF32::BN_NARROW);
     }
     if (st != MG_OK) mgws::release_prepared(out);
     return st;
@@ -195,9 +209,12 @@ template <class C> mg_status launch_cfg(mg_launch_args *a, int wmap) {
         }
         mg_status st = mgws::make_map<C>(&prm.a[0], xb, p->m, p->k, ld, C::BM);
         if (st != MG_OK) return st;
-        memcpy(&prm.b[0], &static_cast<const mgws::PreparedHost *>(a->prep->host)->b[wmap], sizeof(CUtensorMap));
+        const mgws::PreparedHost *h = static_cast<const mgws::PreparedHost *>(a->prep->host);
+        memcpy(&prm.b[0], &h->b[wmap], sizeof(CUtensorMap));
+        if (wmap == kMain) /* the stream-K slots sit at the workspace's end; the remainder sums after the padded x */
+            return mgws::run<C>(a, prm, pad_bytes(p), &h->b[kMainNarrow], &h->b[kMainRem]);
     }
-    return mgws::run<C>(a, prm, pad_bytes(p));   /* the stream-K slots sit at the workspace's end */
+    return mgws::run<C>(a, prm, pad_bytes(p));
 }
 
 mg_status ws_launch(mg_launch_args *a) {

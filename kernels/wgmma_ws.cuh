@@ -225,6 +225,11 @@ struct Cfg {
      * The smem-operand schemes of kernel 4 at BN 256 (kernel 6's register-A wgmma has no n248 form). */
     static constexpr bool MIXED = BN == 256 && (S == Scheme::kTF32 || S == Scheme::kBF16);
     static constexpr int BN_NARROW = BN - 8;
+    /* Remainder split (MIXED, cluster 1): the 8 W rows a chunk's stage adds behind a narrow panel's BN - 8 rows. */
+    static constexpr bool REM_SPLIT = MIXED && CLUSTER == 1;
+    static constexpr int REM_BYTES = (BN - BN_NARROW) * B_ROW_BYTES;
+    static_assert(!REM_SPLIT || (BN_NARROW * B_ROW_BYTES) % (B_ROW_BYTES * 8) == 0,
+                  "the remainder rows start on a swizzle atom (8 rows) of the B tile");
     /* every consumer warp of every CTA that this CTA's producer multicasts into */
     static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * (MULTICAST ? CLUSTER : 1);
     static constexpr int UNIT_GROUP = kGroupM / CLUSTER > 0 ? kGroupM / CLUSTER : 1; /* units per scheduler group */
@@ -237,7 +242,8 @@ struct Cfg {
 /* Kernel parameters (passed __grid_constant__: TMA needs the descriptors' param-space address). */
 struct Params {
     CUtensorMap a[2]; /* x (parts: hi, lo) */
-    CUtensorMap b[2]; /* W (parts: hi, lo) */
+    CUtensorMap b[2]; /* W (parts: hi, lo); with the remainder split, b[0] has (BN - 8)-row boxes */
+    CUtensorMap brem; /* remainder split: W rows [rem_n0, rem_n0 + 8), 8-row boxes (unused otherwise) */
     const void *bias;
     float *partial;
     int m, n, k, max_dim;
@@ -252,6 +258,11 @@ struct Params {
     int tiles_n, nw;
     /* Last row of tiles shifted up to lie wholly inside M (see tile_row0): 1 (default), 0 with MG_WS_SHIFT=0. */
     int shift;
+    /* Remainder split ("REMAINDER SPLIT" in the header; C::MIXED, cluster 1, max_dim 1): rem_chunks > 0 means every
+     * panel is BN - 8 wide (nw = 0) and the rem_w <= 8 columns [rem_n0, rem_n0 + rem_w) are summed in rem_chunks
+     * k-chunks by the tiles of panels 0 .. rem_chunks - 1 into rem (mg_launch_args::rem's layout). */
+    float *rem;
+    int rem_n0, rem_w, rem_chunks;
 };
 
 /* The first row of tile row tm's accumulators. Normally tm * BM. With p.shift, a last row of tiles that sticks out
@@ -531,10 +542,13 @@ template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_b
 
 /* The k-iterations [kb0, kb1) of one segment for the shared-memory-operand schemes, wgmma N = WN (BN, or BN - 8
  * on a narrow panel): wait for the stage, issue its k-steps as one wgmma group, keep that group in flight
- * (wait_group 1) and release the previous stage. Returns the k-iteration counter after the segment. */
+ * (wait_group 1) and release the previous stage (from the segment's second k-block kb_first + 1 on: a segment may
+ * run in pieces of different WN, the remainder split's). Returns the k-iteration counter after the piece.
+ * A piece of another WN follows behind a wgmma.fence (every k-iteration starts with one), as the PTX ISA asks of
+ * wgmma of different shapes on the same accumulators. */
 template <class C, int WN>
 __device__ __forceinline__ int ss_kloop(float (&acc)[C::BN / 2], const uint8_t *smem, uint64_t *full, uint64_t *empty,
-                                        int it, int kb0, int kb1, int c, int lane) {
+                                        int it, int kb_first, int kb0, int kb1, int c, int lane) {
     for (int kb = kb0; kb < kb1; kb++, it++) {
         const int s = it % C::STAGES;
         mg_mbar_wait(&full[s], (it / C::STAGES) & 1);
@@ -553,7 +567,7 @@ __device__ __forceinline__ int ss_kloop(float (&acc)[C::BN / 2], const uint8_t *
                             mg_desc_advance(db_hi, off), mg_desc_advance(db_lo, off));
         }
         mg_wgmma_commit();
-        if (kb > kb0) {
+        if (kb > kb_first) {   /* kb_first: the segment's first k-block (a segment may run in several pieces) */
             /* At most this k-iteration's group is pending: the previous stage has been read. */
             mg_wgmma_wait<1>();
             if (lane == 0) release_stage<C>(&empty[(it - 1) % C::STAGES]);
@@ -616,6 +630,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 for (int q = 0; q < C::A_PARTS; q++) mg_tma_prefetch_desc(&p.a[q]);
 #pragma unroll
                 for (int q = 0; q < C::B_PARTS; q++) mg_tma_prefetch_desc(&p.b[q]);
+                if constexpr (C::REM_SPLIT)
+                    if (p.rem_chunks > 0) mg_tma_prefetch_desc(&p.brem);
             }
             int it = 0;
             Seg sg;
@@ -635,6 +651,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                  * that its n248 wgmma never touches */
                 int row_b = pn0 + rank * C::B_BOX_ROWS;
                 if (row_b >= N) row_b = pn0;
+                /* remainder split: this tile's chunk of the remainder columns (none: ck0 = ck1) */
+                int ck0 = 0, ck1 = 0;
+                if constexpr (C::REM_SPLIT)
+                    if (p.rem_chunks > 0 && tn < p.rem_chunks) mg_ws_rem_range(num_k, p.rem_chunks, tn, &ck0, &ck1);
                 for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
@@ -648,7 +668,16 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     uint8_t *st = smem + s * C::STAGE_BYTES;
                     /* A tile(s) + the WHOLE B tile(s): this CTA's slice and the peers' multicast slices all
                      * complete_tx on this barrier. Full boxes count, even where TMA zero-fills. */
-                    mg_mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
+                    /* remainder split: the W box has BN - 8 rows; a chunk's k-blocks add the 8 remainder rows */
+                    const bool rk = kb >= ck0 && kb < ck1;
+                    uint32_t tx = C::STAGE_BYTES;
+                    if constexpr (C::REM_SPLIT)
+                        if (p.rem_chunks > 0 && !rk) tx -= C::REM_BYTES;
+                    mg_mbar_arrive_expect_tx(&full[s], tx);
+                    if constexpr (C::REM_SPLIT)
+                        if (rk)
+                            mg_tma_load_2d(st + C::A_PARTS * C::A_BYTES + C::BN_NARROW * C::B_ROW_BYTES, &p.brem, &full[s], kc,
+                                           p.rem_n0);
 #pragma unroll
                     for (int q = 0; q < C::MAX_PARTS; q++) {
                         /* (A q, B q) in turn: the order of the uniform schemes; kBF16x3RS has one A part */
@@ -816,6 +845,27 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     if (ok0) p.partial[(size_t)tn * M + r0] = m0;
                     if (ok1) p.partial[(size_t)tn * M + r0 + 8] = m1;
                 }
+                if constexpr (C::REM_SPLIT && WN == C::BN_NARROW) {
+                    /* remainder split: this tile's k-chunk tn of the remainder columns, accumulator group NI (the
+                     * n256 wgmma's last 8 columns; zero outside the chunk's k-blocks), chunk 0 with the bias */
+                    if (p.rem_chunks > 0 && tn < p.rem_chunks) {
+                        float *dst = p.rem + (size_t)tn * p.rem_w * M;
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const int col = 2 * (lane % 4) + e;
+                            if (col < p.rem_w) {
+                                float v0 = acc[4 * NI + e], v1 = acc[4 * NI + 2 + e];
+                                if (tn == 0) {
+                                    const float bv = bias_at<Bias>(bias, p.rem_n0 + col);
+                                    v0 += bv;
+                                    v1 += bv;
+                                }
+                                if (ok0) dst[(size_t)col * M + r0] = v0;
+                                if (ok1) dst[(size_t)col * M + r0 + 8] = v1;
+                            }
+                        }
+                    }
+                }
             } else {
                 /* v[j], j = 2i + e: this thread's max over its rows r0, r0 + 8 of column 8i + 2(lane%4) + e.
                  * Groups i >= NI (a narrow panel's last 8 columns) are -inf and never stored. */
@@ -913,14 +963,21 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
             finish_tile(std::integral_constant<int, C::BN>{});
         } else if constexpr (C::MIXED) {
             if (width != C::BN) {
-                it = ss_kloop<C, C::BN_NARROW>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
+                /* remainder split: the chunk's k-blocks run n256 (its last 8 accumulator columns are the remainder
+                 * columns, whose W rows the producer loaded behind the panel's); without a chunk ck0 = kb1 */
+                int ck0 = sg.kb1, ck1 = sg.kb1;
+                if constexpr (C::REM_SPLIT)
+                    if (p.rem_chunks > 0 && tn < p.rem_chunks) mg_ws_rem_range(num_k, p.rem_chunks, tn, &ck0, &ck1);
+                it = ss_kloop<C, C::BN_NARROW>(acc, smem, full, empty, it, sg.kb0, sg.kb0, ck0, c, lane);
+                it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, ck0, ck1, c, lane);
+                it = ss_kloop<C, C::BN_NARROW>(acc, smem, full, empty, it, sg.kb0, ck1, sg.kb1, c, lane);
                 finish_tile(std::integral_constant<int, C::BN_NARROW>{});
             } else {
-                it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
+                it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb0, sg.kb1, c, lane);
                 finish_tile(std::integral_constant<int, C::BN>{});
             }
         } else {
-            it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb1, c, lane);
+            it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, sg.kb0, sg.kb1, c, lane);
             finish_tile(std::integral_constant<int, C::BN>{});
         }
         if (MG_WS_DIAG_TIMELINE && w < 3) {
@@ -1035,13 +1092,53 @@ template <class C> size_t sk_workspace_bytes(const mg_problem *p) {
     return sk_slot_bytes<C>(G);
 }
 
+/* REMAINDER SPLIT (header): where choose_panels took exactly one wide panel and src/ws_policy.h's mg_ws_rem_chunks
+ * agrees, run every panel narrow and split the r = N - (BN - 8) tiles_n remainder columns into k-chunks. Needs the
+ * prepared (BN - 8)-row and 8-row W descriptors and rem_ws_bytes of workspace after the launcher's own region.
+ * MG_WS_RSPLIT=0 turns it off, =1 takes it wherever one wide panel was taken (tests); MG_WS_RCHUNKS=n (2..16)
+ * sets the most chunks (A/B runs). Read per launch. */
+template <class C> size_t rem_ws_bytes(const mg_problem *p) {
+    if (!C::REM_SPLIT || p->max_dim != 1) return 0;
+    /* + the stream-K flags' size as slack: the region never reaches the workspace's last bytes (run() checks) */
+    return align256((size_t)MG_WS_REM_MAX_CHUNKS * (C::BN - C::BN_NARROW) * (size_t)p->m * sizeof(float)) +
+           sk_flag_bytes(device_sms());
+}
+template <class C>
+void choose_rem_split(mg_launch_args *a, Params &prm, size_t own_ws, long long unit_rows, int sms, long long nk,
+                      const CUtensorMap *bnar, const CUtensorMap *brem) {
+    const mg_problem *p = &a->p;
+    const char *env = getenv("MG_WS_RSPLIT");
+    if (env && strcmp(env, "0") == 0) return;
+    const char *ce = getenv("MG_WS_RCHUNKS");
+    int most = ce ? atoi(ce) : MG_WS_REM_MAX_CHUNKS;
+    if (most < 2 || most > MG_WS_REM_MAX_CHUNKS) most = MG_WS_REM_MAX_CHUNKS;
+    const int ch = mg_ws_rem_chunks(unit_rows, sms, prm.tiles_n, prm.nw, nk, p->max_dim, most,
+                                    env && strcmp(env, "1") == 0);
+    const long long r = (long long)p->n - (long long)C::BN_NARROW * prm.tiles_n;
+    if (ch <= 0 || r < 1 || r > C::BN - C::BN_NARROW || !a->ws) return;
+    const size_t need = (size_t)ch * (size_t)r * (size_t)p->m * sizeof(float);
+    if (own_ws + need + sk_flag_bytes(sms) > a->ws_bytes) return;   /* never into the stream-K flags */
+    prm.rem = reinterpret_cast<float *>(static_cast<char *>(a->ws) + own_ws);
+    prm.rem_n0 = C::BN_NARROW * prm.tiles_n;
+    prm.rem_w = (int)r;
+    prm.rem_chunks = ch;
+    prm.nw = 0;
+    memcpy(&prm.b[0], bnar, sizeof(CUtensorMap));
+    memcpy(&prm.brem, brem, sizeof(CUtensorMap));
+    a->rem = prm.rem;
+    a->rem_cols = (int)r;
+    a->rem_chunks = ch;
+}
+
 /* Launches the kernel. The descriptors in prm must already describe x (a) and W (b); bias, partial, shape are
  * filled here. Sets a->ntiles. own_ws: the bytes at the start of the workspace that the launcher itself uses for
  * this launch (padded or split x). The stream-K slots and flags are the LAST sk_slot_bytes of the workspace: a
  * place that does not move with a sub-batch's m (mg_forward_rows), so the flags found there are the ones the
  * previous launch left at zero, whatever m it had (the launcher's own region grows with m and would overlap
  * them otherwise). */
-template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws = 0) {
+template <class C>
+mg_status run(mg_launch_args *a, Params &prm, size_t own_ws = 0, const CUtensorMap *bnar = nullptr,
+              const CUtensorMap *brem = nullptr) {
     const mg_problem *p = &a->p;
     prm.bias = a->b;
     prm.partial = a->partial;
@@ -1090,12 +1187,16 @@ template <class C> mg_status run(mg_launch_args *a, Params &prm, size_t own_ws =
             prm.dp_tiles = (int)tiles;
             grid = (int)(tiles < sms ? tiles : sms);
             if (p->max_dim == 1) a->ntiles = prm.tiles_n;
+            if constexpr (C::REM_SPLIT) {
+                if (bnar && brem) choose_rem_split<C>(a, prm, own_ws, mg_cdiv(p->m, C::BM), sms, nk, bnar, brem);
+            }
         }
         if (verbose)
             fprintf(stderr, "wgmma_ws: tile %dx%d, %d consumer(s), %d stages; tiles %lld, grid %d, whole tiles %d, "
-                            "stream-K tiles %d, k-blocks %lld, column panels %d (%d of %d columns, the rest %d)\n",
+                            "stream-K tiles %d, k-blocks %lld, column panels %d (%d of %d columns, the rest %d), "
+                            "remainder split %d columns in %d k-chunks\n",
                     C::BM, C::BN, C::CONSUMERS, C::STAGES, tiles, grid, prm.dp_tiles, prm.sk_tiles, nk, prm.tiles_n,
-                    prm.nw, C::BN, C::BN_NARROW);
+                    prm.nw, C::BN, C::BN_NARROW, prm.rem_w, prm.rem_chunks);
         kern<<<grid, C::THREADS, C::SMEM_BYTES, (cudaStream_t)a->stream>>>(prm);
         MG_LAUNCH_CHECK();
         return MG_OK;
@@ -1215,7 +1316,7 @@ inline mg_status rs_split_w(const float *w, int64_t rows, int64_t k, uint16_t *h
 /* Host-side state kept in mg_prepared::host: the W descriptors (aligned as CUtensorMap requires). Kernel 4: one per
  * tile configuration (main, small-M, mid-M: their W boxes differ in rows); kernel 6: W hi, W lo. */
 struct PreparedHost {
-    CUtensorMap b[3];
+    CUtensorMap b[5];   /* kernel 4: per tile configuration, then the main one's remainder-split boxes */
 };
 
 inline mg_status alloc_host(mg_prepared *out) {

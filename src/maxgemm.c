@@ -377,7 +377,8 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
      * output is NOT written; it measures what the finalize costs (notes/04_wgmma_ws.md, run 32). Read per call. */
     const char *nofin = getenv("MG_DIAG_NO_FINALIZE");
     if (nofin && strcmp(nofin, "1") == 0) return MG_OK;
-    return mg_finalize(pl->partial, a.ntiles, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch, stream);
+    return mg_finalize_rem(pl->partial, a.ntiles, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch, a.rem,
+                           a.rem_cols, a.rem_chunks, stream);
 }
 
 /* ---- the short-circuit (max_dim 1) ------------------------------------------------------------------------

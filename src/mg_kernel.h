@@ -54,7 +54,14 @@ typedef struct mg_launch_args {
     void *stream;           /* cudaStream_t */
     void *cublas;           /* cublasHandle_t owned by the plan, already bound to stream */
     int num_sms;            /* of the current device */
+    /* OUT, optional (zero: none): column sums the finalize folds into max_dim 1's row maxima (kernel 4's remainder
+     * split, kernels/wgmma_ws.cuh). rem holds rem_chunks x rem_cols rows of M floats, row (j, c) at
+     * rem + (j * rem_cols + c) * M: chunk j's share of y[i, c'] for the c-th column c' the partial rows do not
+     * cover (bias included in chunk 0); y[i, c'] = the sum over j in ascending order. */
+    const float *rem;
+    int rem_cols, rem_chunks;   /* rem_cols <= 8, rem_chunks <= MG_REM_MAX_CHUNKS */
 } mg_launch_args;
+#define MG_REM_MAX_CHUNKS 16
 
 /* What a kernel file exports: one const mg_kernel_ops named mg_ops_<name> (extern "C"). */
 typedef struct mg_kernel_ops {
@@ -113,6 +120,10 @@ mg_status mg_set_error(mg_status s, const char *fmt, ...)
 mg_status mg_finalize(const float *partial, int ntiles, int len, int max_dim, mg_precision prec,
                       void *out, void *scratch /* >= mg_finalize_scratch_bytes(len) */, void *stream);
 size_t mg_finalize_scratch_bytes(int len);
+/* mg_finalize, and for max_dim 1 with rem_chunks > 0 also the remainder columns of mg_launch_args::rem:
+ * m[i] = nanmax(max_t partial[t][i], max_c sum_j rem[(j * rem_cols + c) * len + i]). max_dim 0 takes none. */
+mg_status mg_finalize_rem(const float *partial, int ntiles, int len, int max_dim, mg_precision prec, void *out,
+                          void *scratch, const float *rem, int rem_cols, int rem_chunks, void *stream);
 
 /* The exact SIMT kernel the split kernels fall back to (kernels/01_naive.cu). */
 extern const mg_kernel_ops mg_ops_naive;

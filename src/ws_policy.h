@@ -8,6 +8,13 @@
 /* Kernel 4's tile configurations; also the index of each one's W descriptor in the prepared state. */
 typedef enum { MG_WS_TILES_MAIN = 0, MG_WS_TILES_SMALL = 1, MG_WS_TILES_MID = 2 } mg_ws_tiles;
 
+/* Host and device (the kernel calls mg_ws_rem_range itself, so the CPU tests pin the arithmetic it runs). */
+#ifdef __CUDACC__
+#define MG_WS_HD __host__ __device__
+#else
+#define MG_WS_HD
+#endif
+
 static inline long long mg_ws_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
 /* The main tiles (big_bm x big_bn), unless they would leave more than half of the sms without a tile (they would then
@@ -48,6 +55,32 @@ static inline int mg_ws_mixed_panels(long long unit_rows, long long n, long long
     *tiles_n = (int)p1;
     *nw = (int)w1;
     return 1;
+}
+
+/* Remainder split ("REMAINDER SPLIT" in kernels/wgmma_ws.cuh): where the mixed panels need exactly one wide panel
+ * (nw = 1: N = 248 * tiles_n + r, 0 < r <= 8), max_dim 1 can instead run ALL tiles_n panels narrow and split the r
+ * columns left over along K: the tiles (row unit u, panel j < chunks) each add k-chunk j of those columns to their
+ * own wgmma (n256 instead of n248 for about num_k / chunks k-iterations) and write the fp32 sums out; the finalize
+ * adds the chunks and folds them into the row maxima. The 8 CTAs that ran the 256-wide panel no longer run 1.6%
+ * longer than the rest. Returns the number of k-chunks, 0 where it is not taken: max_dim 0 (its finalize would need
+ * a column reduction of the sums over M), more than max_waves waves of tiles (the wide panel's cost, 8 columns of
+ * waves x 248, is then below ~1%), or fewer than 2 chunks (K too short: the split is the wide panel again).
+ * force: ignore max_waves (tests). */
+#define MG_WS_REM_MAX_CHUNKS 16   /* <= MG_REM_MAX_CHUNKS (mg_kernel.h: what the finalize takes) */
+#define MG_WS_REM_MAX_WAVES 4
+static inline int mg_ws_rem_chunks(long long unit_rows, long long G, int tiles_n, int nw, long long num_k, int max_dim,
+                                   int max_chunks, int force) {
+    if (max_dim != 1 || nw != 1 || G <= 0 || unit_rows <= 0 || tiles_n < 2) return 0;
+    if (!force && mg_ws_cdiv(unit_rows * tiles_n, G) > MG_WS_REM_MAX_WAVES) return 0;
+    long long ch = max_chunks < tiles_n ? max_chunks : tiles_n;
+    if (num_k < ch) ch = num_k;
+    return ch >= 2 ? (int)ch : 0;
+}
+
+/* k-blocks [*kb0, *kb1) of remainder chunk j of chunks, over num_k k-blocks (an even split; every block in one). */
+static inline MG_WS_HD void mg_ws_rem_range(long long num_k, int chunks, int j, int *kb0, int *kb1) {
+    *kb0 = (int)(num_k * j / chunks);
+    *kb1 = (int)(num_k * (j + 1) / chunks);
 }
 
 #endif /* MG_WS_POLICY_H */

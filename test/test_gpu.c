@@ -122,9 +122,15 @@ static const shape3 SHAPES[] = {
 enum { N_SHAPES = sizeof SHAPES / sizeof SHAPES[0], HEADLINE = N_SHAPES - 1, SHAPE_NEG_DIMS = 1 };
 
 /* Planted non-finite inputs (on 127 x 257 x 129). */
-typedef enum { PLANT_NONE = 0, PLANT_X, PLANT_W_NEGINF, PLANT_B_NAN, PLANT_COUNT } plant_kind;
+/* PLANT_COUNT ends the kinds the planted-case loops walk; the last columns' kinds after it are for the tests of
+ * kernel 4's remainder split (gpu_kernels/ws_rem_split), whose last columns take another path. */
+typedef enum {
+    PLANT_NONE = 0, PLANT_X, PLANT_W_NEGINF, PLANT_B_NAN, PLANT_COUNT,
+    PLANT_LAST_W_NAN = PLANT_COUNT, PLANT_LAST_B_INF, PLANT_ALL
+} plant_kind;
 static const char *plant_name(plant_kind p) {
-    static const char *names[] = {"none", "x: NaN row 3, +inf row 10, -inf row 20", "W[5][7] = -inf", "b[5] = NaN"};
+    static const char *names[] = {"none", "x: NaN row 3, +inf row 10, -inf row 20", "W[5][7] = -inf", "b[5] = NaN",
+                                  "W[N-1][K-1] = NaN", "b[N-2] = +inf"};
     return names[p];
 }
 
@@ -145,6 +151,14 @@ static void plant(plant_kind kind, void *x, void *W, void *b, int64_t m, int64_t
         cr_assert(n > 5, "PLANT_B_NAN needs N > 5");
         store_elem(b, 5, prec, NAN, st);
         break;
+    case PLANT_LAST_W_NAN:
+        cr_assert(n > 0 && k > 0, "PLANT_LAST_W_NAN needs N, K > 0");
+        store_elem(W, (size_t)((n - 1) * k + k - 1), prec, NAN, st);
+        break;
+    case PLANT_LAST_B_INF:
+        cr_assert(n > 1, "PLANT_LAST_B_INF needs N > 1");
+        store_elem(b, (size_t)(n - 2), prec, INFINITY, st);
+        break;
     default:
         break;
     }
@@ -157,6 +171,8 @@ static long expected_nans(plant_kind kind, int dim, int64_t m, int64_t n) {
     case PLANT_X: return dim == 1 ? 3 : (long)n;        /* rows 3, 10, 20 / any NaN or +inf in a column: all */
     case PLANT_W_NEGINF: return dim == 1 ? 0 : 1;       /* -inf never wins a row max / c[5] = -inf, mu = -inf */
     case PLANT_B_NAN: return dim == 1 ? (long)m : (long)n;
+    case PLANT_LAST_W_NAN: return dim == 1 ? (long)m : (long)n;   /* column N-1 NaN: every row / the mean */
+    case PLANT_LAST_B_INF: return dim == 1 ? (long)m : -1;        /* every row max +inf: inf - inf */
     default: return -1;
     }
 }
@@ -551,7 +567,10 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
 /* The partial maxima of kernel kern on each shape (both precisions it claims, both max_dims) against an fp64 host
  * computation; returns the cases run. */
 /* max_ntiles_md1 (may be NULL): the most partial rows any max_dim 1 launch reported (its column panels). */
-static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes, int *max_ntiles_md1) {
+/* rem_launches (may be NULL): counts the launches that left remainder sums for the finalize (mg_launch_args::rem),
+ * which the check folds in as mg_finalize_rem does. */
+static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes, int *max_ntiles_md1,
+                                int *rem_launches) {
     const int sm = mg_test_sm();
     int num_sms = 0;
     cudaStream_t st;
@@ -614,6 +633,21 @@ static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int
                     for (int t = 1; t < a.ntiles; t++) v = mg_nanmax(v, hp[(size_t)t * len + i]);
                     got[i] = (float)v;
                 }
+                if (a.rem_chunks > 0) {
+                    cr_assert(dim == 1 && a.rem && a.rem_cols >= 1 && a.rem_cols <= 8, "kernel %d: remainder sums "
+                              "with max_dim %d, %d columns", kern->id, dim, a.rem_cols);
+                    if (rem_launches) (*rem_launches)++;
+                    const size_t nrem = (size_t)a.rem_chunks * a.rem_cols * len;
+                    float *hr = hmalloc(nrem * sizeof(float));
+                    MG_TEST_CUDA(cudaMemcpy(hr, a.rem, nrem * sizeof(float), cudaMemcpyDeviceToHost));
+                    for (size_t i = 0; i < len; i++)
+                        for (int c = 0; c < a.rem_cols; c++) {
+                            float sum = hr[(size_t)c * len + i];   /* chunk 0; the chunks in ascending order */
+                            for (int j = 1; j < a.rem_chunks; j++) sum += hr[((size_t)j * a.rem_cols + c) * len + i];
+                            got[i] = (float)mg_nanmax(got[i], sum);
+                        }
+                    free(hr);
+                }
                 /* fp64 maxima of y on the host, from the exact device inputs. */
                 double *hx = download_widened(x, (size_t)(m * k), pr), *hw = download_widened(W, (size_t)(n * k), pr),
                        *hb = download_widened(b, (size_t)n, pr), *want = hmalloc(len * sizeof(double));
@@ -653,7 +687,7 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     /* 3 x 5000 x 4100: kernels 4 and 6 split every tile by stream-K (the public API's max_dim 1 output is constant,
      * so this is the only check of the row maxima that path produces); K = 4100 also makes kernel 4 bf16 pad x. */
     const shape3 shapes[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100}};
-    const int ran = partial_maxima_cases(kern, shapes, (int)(sizeof shapes / sizeof shapes[0]), NULL);
+    const int ran = partial_maxima_cases(kern, shapes, (int)(sizeof shapes / sizeof shapes[0]), NULL, NULL);
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
 }
 
@@ -673,7 +707,7 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
         cr_assert(setenv("MG_WS_MIXED", force ? "1" : "0", 1) == 0, "setenv");
         cr_assert(setenv("MG_WS_SMALL", "0", 1) == 0, "setenv");   /* the main configuration: the one with panels */
         int panels = 0;
-        int ran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), &panels);
+        int ran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), &panels, NULL);
         cr_expect_eq(panels, force ? 33 : 32, "MG_WS_MIXED=%d: the widest max_dim 1 launch wrote %d partial rows "
                      "(column panels), expected %d", force, panels, force ? 33 : 32);
         for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
@@ -687,6 +721,48 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
     }
     unsetenv("MG_WS_MIXED");
     unsetenv("MG_WS_SMALL");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 4's remainder split (wgmma_ws.cuh "REMAINDER SPLIT", max_dim 1): every panel 248 wide and the r <= 8 last
+ * columns summed in k-chunks by the tiles of the first panels, added up by the finalize. MG_WS_RSPLIT=1 takes it
+ * wherever the mixed panels would have one wide panel, =0 never; both must give the reference, in the partial maxima
+ * (with the sums folded in) and through the public API, also with a NaN or +inf planted in the last columns (the
+ * remainder's path: every row NaN) and a NaN row of x. Shapes: N = 8190 (r = 6, K = 72: 2 k-chunks in bf16),
+ * 8192 (r = 8, 16 chunks), 8185 (r = 1); M = 300 shifts the last row of tiles (tile_row0). */
+Test(gpu_kernels, ws_rem_split, .timeout = 600) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *kern = mg_registry_find(4);
+    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const shape3 pm[] = {{1000, 8190, 72}, {300, 8192, 520}, {129, 8185, 200}};
+    const shape3 api[] = {{1024, 8192, 1000}, {300, 8190, 136}, {1000, 8185, 72}};
+    const plant_kind kinds[] = {PLANT_NONE, PLANT_LAST_W_NAN, PLANT_LAST_B_INF, PLANT_X};
+    cr_assert(setenv("MG_WS_TILES", "main", 1) == 0, "setenv");   /* the configuration with the panels */
+    cr_assert(setenv("MG_WS_MIXED", "1", 1) == 0, "setenv");
+    for (int force = 1; force >= 0; force--) {
+        cr_assert(setenv("MG_WS_RSPLIT", force ? "1" : "0", 1) == 0, "setenv");
+        int rem = 0;
+        int ran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, &rem);
+        /* max_dim 1 launches: 3 shapes x 2 precisions */
+        cr_expect(force ? rem == 6 : rem == 0, "MG_WS_RSPLIT=%d: %d launches left remainder sums, expected %d", force,
+                  rem, force ? 6 : 0);
+        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+            if (!(kern->precisions & (1u << prec))) continue;
+            for (int si = 0; si < (int)(sizeof api / sizeof api[0]); si++)
+                for (int ki = 0; ki < (int)(sizeof kinds / sizeof kinds[0]); ki++)
+                    ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, 1,
+                                    case_seed(kern->id, prec, 80 + si, ki, force), kinds[ki], st);
+            /* max_dim 0 never splits: the same answer either way */
+            ran += run_case(kern, (mg_precision)prec, 300, 8190, 136, 0, case_seed(kern->id, prec, 89, 0, force),
+                            PLANT_LAST_W_NAN, st);
+        }
+        cr_expect(ran > 0, "MG_WS_RSPLIT=%d: no case ran", force);
+    }
+    unsetenv("MG_WS_RSPLIT");
+    unsetenv("MG_WS_MIXED");
+    unsetenv("MG_WS_TILES");
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
@@ -769,7 +845,7 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
         cr_assert(setenv("MG_WS_TILES", tiles[t], 1) == 0, "setenv");
         int ran = suite_cases(kern, st, 50 + t, NULL);
         ran += planted_cases(kern, st, 60);
-        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL);
+        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
         cr_expect(ran > 0, "MG_WS_TILES=%s: no case ran", tiles[t]);
     }
     unsetenv("MG_WS_TILES");

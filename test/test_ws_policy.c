@@ -105,3 +105,59 @@ Test(ws_policy, configured_tiles_at_the_headline) {
     cr_expect_eq(mg_ws_pick_tiles(256, 8192, SMS, MG_TILE_wgmma_ws_bf16_BM, MG_TILE_wgmma_ws_bf16_BN,
                                   MG_TILE_wgmma_ws_mid_bf16_BM, MG_TILE_wgmma_ws_mid_bf16_BN), MG_WS_TILES_MID);
 }
+
+/* The remainder split (wgmma_ws.cuh "REMAINDER SPLIT"): at the headline, max_dim 1, instead of the one 256-wide panel:
+ * 33 narrow panels and the 8 columns left over in 16 k-chunks. */
+Test(ws_policy, rem_split_at_the_headline) {
+    int tiles_n = 32, nw = 32;
+    cr_assert_eq(mg_ws_mixed_panels(8, 8192, SMS, 256, 248, 0, &tiles_n, &nw), 1);
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, tiles_n, nw, 8192 / 64, 1, MG_WS_REM_MAX_CHUNKS, 0), 16);   /* bf16 */
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, tiles_n, nw, 8192 / 32, 1, MG_WS_REM_MAX_CHUNKS, 0), 16);   /* tf32 */
+    cr_expect_eq(8192 - 248 * tiles_n, 8, "8 remainder columns");
+    /* never for max_dim 0 (its finalize would need a column reduction of the sums) */
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, tiles_n, nw, 128, 0, MG_WS_REM_MAX_CHUNKS, 1), 0);
+}
+
+Test(ws_policy, rem_split_only_where_it_pays) {
+    /* not without exactly one wide panel: none (nothing left over) or two (16 columns: more than the 8 spare
+     * accumulator columns) */
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, 33, 0, 128, 1, 16, 1), 0);
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, 33, 2, 128, 1, 16, 1), 0);
+    /* M = 4096 (32 unit rows x 33 panels = 8 waves): the wide panel costs 8 of 8 x 248 columns, 0.4%: not taken
+     * unless forced */
+    cr_expect_eq(mg_ws_rem_chunks(32, SMS, 33, 1, 128, 1, 16, 0), 0);
+    cr_expect_eq(mg_ws_rem_chunks(32, SMS, 33, 1, 128, 1, 16, 1), 16);
+    /* 4 waves still taken (M = 2048: 16 x 33 = 528 tiles on 132 SMs) */
+    cr_expect_eq(mg_ws_rem_chunks(16, SMS, 33, 1, 128, 1, 16, 0), 16);
+    /* K short: as many chunks as k-blocks, and none below 2 (one chunk is the wide panel again) */
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, 33, 1, 5, 1, 16, 0), 5);
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, 33, 1, 1, 1, 16, 0), 0);
+    /* the chunk count is capped by the panels and by the caller's most */
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, 3, 1, 128, 1, 16, 1), 3);
+    cr_expect_eq(mg_ws_rem_chunks(8, SMS, 33, 1, 128, 1, 4, 0), 4);
+    cr_expect_eq(mg_ws_rem_chunks(8, 0, 33, 1, 128, 1, 16, 1), 0, "no SMs: nothing");
+}
+
+Test(ws_policy, rem_ranges_cover_k_once) {
+    /* every k-block in exactly one chunk, the chunks in order, sizes differing by at most one */
+    const long long nks[] = {2, 3, 5, 16, 17, 128, 129, 256, 1000};
+    const int chs[] = {2, 3, 5, 7, 16};
+    for (size_t a = 0; a < sizeof nks / sizeof nks[0]; a++)
+        for (size_t b = 0; b < sizeof chs / sizeof chs[0]; b++) {
+            const long long nk = nks[a];
+            const int ch = chs[b];
+            if (ch > nk) continue;
+            int prev = 0, lo = 1 << 30, hi = 0;
+            for (int j = 0; j < ch; j++) {
+                int k0, k1;
+                mg_ws_rem_range(nk, ch, j, &k0, &k1);
+                cr_expect_eq(k0, prev, "num_k %lld chunks %d: chunk %d starts at %d, expected %d", nk, ch, j, k0, prev);
+                cr_expect(k1 > k0, "num_k %lld chunks %d: chunk %d is empty", nk, ch, j);
+                lo = k1 - k0 < lo ? k1 - k0 : lo;
+                hi = k1 - k0 > hi ? k1 - k0 : hi;
+                prev = k1;
+            }
+            cr_expect_eq(prev, nk, "num_k %lld chunks %d: the chunks end at %d", nk, ch, prev);
+            cr_expect(hi - lo <= 1, "num_k %lld chunks %d: sizes %d..%d", nk, ch, lo, hi);
+        }
+}
