@@ -24,6 +24,9 @@
  *     0.1035 (0.82 -> 0.97x).
  *   - mixed-width column panels (256 and 248 columns, wgmma m64n248) where they even out the persistent waves:
  *     264 tiles at the headline, exactly 2 per SM (wgmma_ws.cuh "MIXED PANELS").
+ *   - for max_dim 1 where that takes one wide panel (the headline), all panels 248 wide and the 8 columns left over
+ *     summed in 16 k-chunks by the first 16 panels' tiles (n256 for those k-blocks), added up by the finalize
+ *     (wgmma_ws.cuh "REMAINDER SPLIT"). Run 40: bf16 0.1742 -> 0.1733 ms, tf32 0.3312 -> 0.3280.
  * Tile shapes: tile_configs/wgmma_ws.cfg. Measured (H200, cluster 1, session 1): bf16 0.1766 ms (1.01x cuBLAS),
  * tf32 0.3312 (1.03x). Session 4 (epilogue v2, mixed panels, PDL finalize; run 28 benchmark, paired): bf16
  * 1.046x / 1.093x (max_dim 1 / 0), tf32 1.058x / 1.055x; ncu bf16 171.2 us, tensor pipe 95.3% active (cuBLAS
