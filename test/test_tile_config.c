@@ -306,3 +306,46 @@ Test(tile_config, registry_tile_configs_exist) {
         }
     }
 }
+
+/* Every tools/tune.sh variant (tune/<variant>/NAME.cfg replaces tile_configs/NAME.cfg in its build) parses and has
+ * a row for every (kernel, precision) pair that the file it replaces has: the kernels #error on a missing row, so a
+ * variant made before a configuration was added stops building (session 6 found 14 variants without the mid-M
+ * rows). */
+Test(tile_config, tune_variants_cover_every_row) {
+    char root[1024], pattern[1100];
+    repo_root(root, sizeof root);
+    if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
+    snprintf(pattern, sizeof pattern, "%s/tune/*/*.cfg", root);
+    glob_t g;
+    memset(&g, 0, sizeof g);
+    const int grc = glob(pattern, 0, NULL, &g);
+    cr_assert(grc == 0 || grc == GLOB_NOMATCH, "glob failed");
+    int checked = 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        static mg_tile_config var[MAXR], def[MAXR];
+        int nv = 0, nd = 0;
+        size_t len = 0;
+        char *text = slurp(g.gl_pathv[i], &len);
+        cr_assert_not_null(text, "cannot read %s", g.gl_pathv[i]);
+        const int rc = mg_tile_parse(text, len, g.gl_pathv[i], var, MAXR, &nv, err, sizeof err);
+        free(text);
+        cr_assert_eq(rc, 0, "%s", err);
+        const char *base = strrchr(g.gl_pathv[i], '/') + 1;
+        char defpath[1200];
+        snprintf(defpath, sizeof defpath, "%s/tile_configs/%s", root, base);
+        text = slurp(defpath, &len);
+        cr_assert_not_null(text, "%s replaces %s, which does not exist", g.gl_pathv[i], defpath);
+        cr_assert_eq(mg_tile_parse(text, len, defpath, def, MAXR, &nd, err, sizeof err), 0, "%s", err);
+        free(text);
+        for (int d = 0; d < nd; d++) {
+            int found = 0;
+            for (int v = 0; v < nv; v++)
+                found |= strcmp(var[v].kernel, def[d].kernel) == 0 && strcmp(var[v].precision, def[d].precision) == 0;
+            cr_expect(found, "%s has no '%s %s' row (tile_configs/%s has one): the variant would not build",
+                      g.gl_pathv[i], def[d].kernel, def[d].precision, base);
+        }
+        checked++;
+    }
+    globfree(&g);
+    cr_expect(checked > 0, "no tune/*/*.cfg found under %s", root);
+}
