@@ -22,6 +22,9 @@
  *     main tiles would leave more than half the SMs idle but these fill more than half with whole tiles (pick_tiles;
  *     129 <= M <= 256 at N = 8192). Run 34: bf16 M = 256 0.0646 -> 0.0542 ms (0.78 -> 0.93x cuBLAS), tf32 0.1217 ->
  *     0.1035 (0.82 -> 0.97x).
+ *   - a fourth configuration, `wgmma_ws_n192` (128 x 192, two consumers, 5 stages), picked instead of the main one
+ *     where the main tiles leave a mostly empty last wave that 192-wide tiles fill (src/ws_policy.h
+ *     mg_ws_pick_n192: M = 257..384 and 513..768 at N = 8192 on 132 SMs).
  *   - mixed-width column panels (256 and 248 columns, wgmma m64n248) where they even out the persistent waves:
  *     264 tiles at the headline, exactly 2 per SM (wgmma_ws.cuh "MIXED PANELS").
  *   - for max_dim 1 where that takes one wide panel (the headline), all panels 248 wide and the 8 columns left over
@@ -57,6 +60,9 @@
 #if !defined(MG_TILE_wgmma_ws_mid_tf32) || !defined(MG_TILE_wgmma_ws_mid_bf16)
 #error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws_mid tf32' and a 'wgmma_ws_mid bf16' row"
 #endif
+#if !defined(MG_TILE_wgmma_ws_n192_tf32) || !defined(MG_TILE_wgmma_ws_n192_bf16)
+#error "tile_configs/wgmma_ws.cfg must have a 'wgmma_ws_n192 tf32' and a 'wgmma_ws_n192 bf16' row"
+#endif
 
 namespace {
 
@@ -66,12 +72,14 @@ using CfgTF32S = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_small_tf32>;   
 using CfgBF16S = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_small_bf16>;
 using CfgTF32M = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_mid_tf32>;     /* mid M */
 using CfgBF16M = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_mid_bf16>;
+using CfgTF32N = mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_n192_tf32>;    /* 192 wide: fills partial waves */
+using CfgBF16N = mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_n192_bf16>;
 static_assert(CfgTF32S::CLUSTER == 1 && CfgBF16S::CLUSTER == 1, "the small-M rows run stream-K: cluster 1");
 
 /* Which tile configuration a launch runs (also the index of its W descriptor in PreparedHost::b). kMainNarrow,
  * kMainRem: the main configuration's W boxes of BN - 8 and 8 rows (wgmma_ws.cuh "REMAINDER SPLIT"). */
-enum WsTiles { kMain = MG_WS_TILES_MAIN, kSmall = MG_WS_TILES_SMALL, kMid = MG_WS_TILES_MID };
-enum { kMainNarrow = 3, kMainRem = 4 };
+enum WsTiles { kMain = MG_WS_TILES_MAIN, kSmall = MG_WS_TILES_SMALL, kMid = MG_WS_TILES_MID, kN192 = MG_WS_TILES_N192 };
+enum { kMainNarrow = 4, kMainRem = 5 };
 
 /* The main configuration, unless it would leave more than half the SMs without a tile (it would then split every
  * tile by stream-K): then the mid-M one (128 x 128) if ITS whole tiles fill more than half the SMs, else the small-M
@@ -79,16 +87,20 @@ enum { kMainNarrow = 3, kMainRem = 4 };
  * At N = 8192 on 132 SMs: M <= 128 small, 129..256 mid, above main.
  * MG_WS_TILES=main|mid|small forces one; MG_WS_SMALL=1 / 0 (older switch) forces small / main. Read per launch: the
  * tests switch them (gpu_kernels/ws_tile_configs). sms: the launch's SM count (0: ask the device). */
-template <class Big, class Mid> WsTiles pick_tiles(const mg_problem *p, int sms) {
+template <class Big, class Mid, class N192> WsTiles pick_tiles(const mg_problem *p, int sms) {
     const char *t = getenv("MG_WS_TILES");
     if (t && strcmp(t, "main") == 0) return kMain;
     if (t && strcmp(t, "mid") == 0) return kMid;
     if (t && strcmp(t, "small") == 0) return kSmall;
+    if (t && strcmp(t, "n192") == 0) return kN192;
     const char *env = getenv("MG_WS_SMALL");
     if (env && strcmp(env, "0") == 0) return kMain;
     if (env && strcmp(env, "1") == 0) return kSmall;
     if (sms <= 0) sms = mgws::device_sms();
-    return (WsTiles)mg_ws_pick_tiles(p->m, p->n, sms, Big::BM, Big::BN, Mid::BM, Mid::BN);   /* src/ws_policy.h */
+    const WsTiles w = (WsTiles)mg_ws_pick_tiles(p->m, p->n, sms, Big::BM, Big::BN, Mid::BM, Mid::BN); /* ws_policy.h */
+    if (w == kMain && mg_ws_pick_n192(p->m, p->n, sms, Big::BM, Big::BN, Big::BN_NARROW, N192::BM, N192::BN))
+        return kN192;
+    return w;
 }
 
 /* Does x / W need a padded copy? (TMA: 16-byte aligned base, row stride a multiple of 16 bytes.) */
@@ -100,18 +112,19 @@ int64_t ws_ld(const mg_problem *p) {
 
 /* Plan-time sizes cover all three configurations of p's precision: a plan sized for M must hold a sub-batch
  * (mg_forward_rows, m < M) that takes another one. */
-template <class Big, class Small, class Mid> int max_partial_rows(const mg_problem *p) {
-    return std::max({mgws::partial_rows<Big>(p), mgws::partial_rows<Small>(p), mgws::partial_rows<Mid>(p)});
+template <class Big, class Small, class Mid, class N192> int max_partial_rows(const mg_problem *p) {
+    return std::max({mgws::partial_rows<Big>(p), mgws::partial_rows<Small>(p), mgws::partial_rows<Mid>(p),
+                     mgws::partial_rows<N192>(p)});
 }
-template <class Big, class Small, class Mid> size_t max_sk_bytes(const mg_problem *p) {
+template <class Big, class Small, class Mid, class N192> size_t max_sk_bytes(const mg_problem *p) {
     return std::max({mgws::sk_workspace_bytes<Big>(p), mgws::sk_workspace_bytes<Small>(p),
-                     mgws::sk_workspace_bytes<Mid>(p)});
+                     mgws::sk_workspace_bytes<Mid>(p), mgws::sk_workspace_bytes<N192>(p)});
 }
 
 /* The most partial rows any configuration writes; the launch reports the rows it wrote (a->ntiles). */
 int ws_partial_tiles(const mg_problem *p) {
-    return p->prec == MG_PREC_BF16 ? max_partial_rows<CfgBF16, CfgBF16S, CfgBF16M>(p)
-                                   : max_partial_rows<CfgTF32, CfgTF32S, CfgTF32M>(p);
+    return p->prec == MG_PREC_BF16 ? max_partial_rows<CfgBF16, CfgBF16S, CfgBF16M, CfgBF16N>(p)
+                                   : max_partial_rows<CfgTF32, CfgTF32S, CfgTF32M, CfgTF32N>(p);
 }
 
 /* Workspace: [padded x, when TMA cannot read x in place] [the remainder split's column sums, max_dim 1] ... [the
@@ -123,8 +136,8 @@ size_t pad_bytes(const mg_problem *p) {
 
 /* Any configuration's stream-K region (slots + the shared flags at the very end; wgmma_ws.cuh). */
 size_t sk_bytes(const mg_problem *p) {
-    return p->prec == MG_PREC_BF16 ? max_sk_bytes<CfgBF16, CfgBF16S, CfgBF16M>(p)
-                                   : max_sk_bytes<CfgTF32, CfgTF32S, CfgTF32M>(p);
+    return p->prec == MG_PREC_BF16 ? max_sk_bytes<CfgBF16, CfgBF16S, CfgBF16M, CfgBF16N>(p)
+                                   : max_sk_bytes<CfgTF32, CfgTF32S, CfgTF32M, CfgTF32N>(p);
 }
 
 /* The remainder split runs on the main configuration only. */
@@ -168,7 +181,7 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
     out->ld = (int)ld;
     st = mgws::alloc_host(out);
     if (st == MG_OK) {
-        /* b[kMain], b[kSmall], b[kMid]: W as each configuration's boxes (their BN differ) */
+        /* b[kMain], b[kSmall], b[kMid], b[kN192]: W as each configuration's boxes (their BN differ) */
         mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
         const bool bf = p->prec == MG_PREC_BF16;
         st = bf ? mgws::make_map<CfgBF16>(&h->b[kMain], base, p->n, p->k, ld, CfgBF16::B_BOX_ROWS)
@@ -179,6 +192,9 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
         if (st == MG_OK)
             st = bf ? mgws::make_map<CfgBF16M>(&h->b[kMid], base, p->n, p->k, ld, CfgBF16M::B_BOX_ROWS)
                     : mgws::make_map<CfgTF32M>(&h->b[kMid], base, p->n, p->k, ld, CfgTF32M::B_BOX_ROWS);
+        if (st == MG_OK)
+            st = bf ? mgws::make_map<CfgBF16N>(&h->b[kN192], base, p->n, p->k, ld, CfgBF16N::B_BOX_ROWS)
+                    : mgws::make_map<CfgTF32N>(&h->b[kN192], base, p->n, p->k, ld, CfgTF32N::B_BOX_ROWS);
         /* the remainder split's boxes: a narrow panel's BN - 8 rows, and the 8 remainder rows */
         if (st == MG_OK)
             st = bf ? mgws::make_map<CfgBF16>(&h->b[kMainNarrow], base, p->n, p->k, ld, CfgBF16::BN_NARROW)
@@ -230,15 +246,17 @@ mg_status ws_launch(mg_launch_args *a) {
         return mg_set_error(MG_ERR_SHAPE, "wgmma_ws: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
                             p->n, p->max_dim);
     if (p->prec == MG_PREC_BF16) {
-        switch (pick_tiles<CfgBF16, CfgBF16M>(p, a->num_sms)) {
+        switch (pick_tiles<CfgBF16, CfgBF16M, CfgBF16N>(p, a->num_sms)) {
         case kSmall: return launch_cfg<CfgBF16S>(a, kSmall);
         case kMid: return launch_cfg<CfgBF16M>(a, kMid);
+        case kN192: return launch_cfg<CfgBF16N>(a, kN192);
         default: return launch_cfg<CfgBF16>(a, kMain);
         }
     }
-    switch (pick_tiles<CfgTF32, CfgTF32M>(p, a->num_sms)) {
+    switch (pick_tiles<CfgTF32, CfgTF32M, CfgTF32N>(p, a->num_sms)) {
     case kSmall: return launch_cfg<CfgTF32S>(a, kSmall);
     case kMid: return launch_cfg<CfgTF32M>(a, kMid);
+    case kN192: return launch_cfg<CfgTF32N>(a, kN192);
     default: return launch_cfg<CfgTF32>(a, kMain);
     }
 }

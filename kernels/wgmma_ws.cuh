@@ -1330,7 +1330,7 @@ inline mg_status rs_split_w(const float *w, int64_t rows, int64_t k, uint16_t *h
 /* Host-side state kept in mg_prepared::host: the W descriptors (aligned as CUtensorMap requires). Kernel 4: one per
  * tile configuration (main, small-M, mid-M: their W boxes differ in rows); kernel 6: W hi, W lo. */
 struct PreparedHost {
-    CUtensorMap b[5];   /* kernel 4: per tile configuration, then the main one's remainder-split boxes */
+    CUtensorMap b[6];   /* kernel 4: per tile configuration, then the main one's remainder-split boxes */
 };
 
 inline mg_status alloc_host(mg_prepared *out) {

@@ -6,7 +6,7 @@
 #define MG_WS_POLICY_H
 
 /* Kernel 4's tile configurations; also the index of each one's W descriptor in the prepared state. */
-typedef enum { MG_WS_TILES_MAIN = 0, MG_WS_TILES_SMALL = 1, MG_WS_TILES_MID = 2 } mg_ws_tiles;
+typedef enum { MG_WS_TILES_MAIN = 0, MG_WS_TILES_SMALL = 1, MG_WS_TILES_MID = 2, MG_WS_TILES_N192 = 3 } mg_ws_tiles;
 
 /* Host and device (the kernel calls mg_ws_rem_range itself, so the CPU tests pin the arithmetic it runs). */
 #ifdef __CUDACC__
@@ -81,6 +81,29 @@ static inline int mg_ws_rem_chunks(long long unit_rows, long long G, int tiles_n
 static inline MG_WS_HD void mg_ws_rem_range(long long num_k, int chunks, int j, int *kb0, int *kb1) {
     *kb0 = (int)(num_k * j / chunks);
     *kb1 = (int)(num_k * (j + 1) / chunks);
+}
+
+/* The main tiles' cost estimate for a persistent grid of G CTAs: columns of work on the busiest CTA (waves x
+ * panel width), with the mixed panels where mg_ws_mixed_panels takes them. */
+static inline long long mg_ws_main_cost(long long unit_rows, long long n, long long G, int bn, int narrow) {
+    int tiles_n = (int)mg_ws_cdiv(n, bn), nw = tiles_n;
+    const long long waves0 = mg_ws_cdiv(unit_rows * tiles_n, G);
+    if (!mg_ws_mixed_panels(unit_rows, n, G, bn, narrow, 0, &tiles_n, &nw)) return waves0 * bn;
+    const long long waves1 = mg_ws_cdiv(unit_rows * tiles_n, G), wide_per = mg_ws_cdiv(unit_rows * nw, G);
+    return waves1 * narrow + (long long)(bn - narrow) * (wide_per < waves1 ? wide_per : waves1);
+}
+
+/* Where the main tiles were picked: the 128 x 192 tiles instead (returns 1) when their estimate (waves x 192) is at
+ * least 10% below the main tiles' (a 192-wide tile does 3/4 of the tensor work of a 256-wide one for the same fixed
+ * costs per tile and 11% more L2 -> SM bytes per flop, hence the margin). They win where the main tiles leave a
+ * partial wave that the narrower tiles fill: at N = 8192 on 132 SMs, M = 257..384 (96 main tiles, one 73% wave,
+ * against 129 tiles of 192) and 513..768 (160-198 main tiles, 2 waves, against 215-258 tiles, 2 full waves). */
+static inline int mg_ws_pick_n192(long long m, long long n, long long sms, int big_bm, int big_bn, int narrow, int bm,
+                                  int bn) {
+    if (sms <= 0 || m <= 0 || n <= 0) return 0;
+    const long long main_cost = mg_ws_main_cost(mg_ws_cdiv(m, big_bm), n, sms, big_bn, narrow);
+    const long long cost = mg_ws_cdiv(mg_ws_cdiv(m, bm) * mg_ws_cdiv(n, bn), sms) * bn;
+    return 10 * cost <= 9 * main_cost;
 }
 
 #endif /* MG_WS_POLICY_H */

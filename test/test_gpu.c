@@ -828,7 +828,8 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
-/* Kernel 4 has three tile configurations (tile_configs/wgmma_ws.cfg: the main one, the mid-M and the small-M one) and
+/* Kernel 4 has four tile configurations (tile_configs/wgmma_ws.cfg: the main one, the mid-M, the small-M and the
+ * 128 x 192 one) and
  * picks one by the problem; which one a test shape meets depends on the GPU's SM count. MG_WS_TILES forces each in
  * turn, so all of them run every shape of the kernel suite (outputs against the fp64 reference, planted NaN/inf, and
  * the partial maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
@@ -839,9 +840,9 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100},
-                         {200, 8192, 1024}};
-    const char *tiles[] = {"main", "mid", "small"};
-    for (int t = 0; t < 3; t++) {
+                         {200, 8192, 1024}, {300, 8192, 520}};
+    const char *tiles[] = {"main", "mid", "small", "n192"};
+    for (int t = 0; t < 4; t++) {
         cr_assert(setenv("MG_WS_TILES", tiles[t], 1) == 0, "setenv");
         int ran = suite_cases(kern, st, 50 + t, NULL);
         ran += planted_cases(kern, st, 60);

@@ -161,3 +161,24 @@ Test(ws_policy, rem_ranges_cover_k_once) {
             cr_expect(hi - lo <= 1, "num_k %lld chunks %d: sizes %d..%d", nk, ch, lo, hi);
         }
 }
+
+/* The 128 x 192 tiles replace the main ones where the main tiles' last wave is mostly empty and the narrower tiles
+ * fill theirs (src/ws_policy.h mg_ws_pick_n192), at N = 8192 on 132 SMs. */
+static int n192(long long m, long long n, long long sms) { return mg_ws_pick_n192(m, n, sms, 128, 256, 248, 128, 192); }
+
+Test(ws_policy, n192_where_the_main_wave_is_partial) {
+    /* M = 257..384: 96 main tiles (one 73% wave, 256 columns each) against 129 tiles of 192 (one wave) */
+    const long long yes[] = {257, 300, 384, 513, 600, 768, 1025, 1152};
+    /* M = 385..512: 128 main tiles fill the wave; 769..1024: 2 waves either way, the 192 tiles need 3;
+     * the headline and the large M: the mixed panels already even the waves out */
+    const long long no[] = {385, 512, 769, 896, 1000, 1024, 2048, 4096, 4097, 16384};
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+        cr_expect(n192(yes[i], 8192, SMS), "M = %lld: expected the 128 x 192 tiles", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        cr_expect(!n192(no[i], 8192, SMS), "M = %lld: expected the main tiles", no[i]);
+    /* the estimates behind M = 300 and M = 600 */
+    cr_expect_eq(mg_ws_main_cost(3, 8192, SMS, 256, 248), 256);
+    cr_expect_eq(mg_ws_main_cost(5, 8192, SMS, 256, 248), 504, "2 waves of 248 with the mixed panels, + 8");
+    cr_expect_eq(mg_ws_main_cost(8, 8192, SMS, 256, 248), 504, "the headline");
+    cr_expect(!n192(0, 8192, SMS) && !n192(300, 8192, 0), "no rows or no SMs: never");
+}
