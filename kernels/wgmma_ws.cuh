@@ -690,8 +690,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                     mg_mbar_arrive_expect_tx(&full[s], tx);
                     if constexpr (C::REM_SPLIT)
                         if (rk)
-                            mg_tma_load_2d(st + C::A_PARTS * C::A_BYTES + C::BN_NARROW * C::B_ROW_BYTES, &p.brem, &full[s], kc,
-                                           p.rem_n0);
+                            mg_tma_load_2d(st + C::A_PARTS * C::A_BYTES + C::BN_NARROW * C::B_ROW_BYTES, &p.brem,
+                                           &full[s], kc, p.rem_n0);
 #pragma unroll
                     for (int q = 0; q < C::MAX_PARTS; q++) {
                         /* (A q, B q) in turn: the order of the uniform schemes; kBF16x3RS has one A part */
