@@ -110,7 +110,7 @@ int64_t ws_ld(const mg_problem *p) {
     return p->prec == MG_PREC_BF16 ? mgws::padded_k<CfgBF16>(p->k) : mgws::padded_k<CfgTF32>(p->k);
 }
 
-/* Plan-time sizes cover all three configurations of p's precision: a plan sized for M must hold a sub-batch
+/* Plan-time sizes cover all four configurations of p's precision: a plan sized for M must hold a sub-batch
  * (mg_forward_rows, m < M) that takes another one. */
 template <class Big, class Small, class Mid, class N192> int max_partial_rows(const mg_problem *p) {
     return std::max({mgws::partial_rows<Big>(p), mgws::partial_rows<Small>(p), mgws::partial_rows<Mid>(p),
