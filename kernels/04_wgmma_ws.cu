@@ -24,7 +24,7 @@
  *     0.1035 (0.82 -> 0.97x).
  *   - a fourth configuration, `wgmma_ws_n192` (128 x 192, two consumers, 5 stages), picked instead of the main one
  *     where the main tiles leave a mostly empty last wave that 192-wide tiles fill (src/ws_policy.h
- *     mg_ws_pick_n192: M = 257..384 and 513..768 at N = 8192 on 132 SMs).
+ *     mg_ws_pick_n192: M = 257..384, 513..768, 1025..1152 at N = 8192 on 132 SMs).
  *   - mixed-width column panels (256 and 248 columns, wgmma m64n248) where they even out the persistent waves:
  *     264 tiles at the headline, exactly 2 per SM (wgmma_ws.cuh "MIXED PANELS").
  *   - for max_dim 1 where that takes one wide panel (the headline), all panels 248 wide and the 8 columns left over

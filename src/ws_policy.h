@@ -97,7 +97,8 @@ static inline long long mg_ws_main_cost(long long unit_rows, long long n, long l
  * least 10% below the main tiles' (a 192-wide tile does 3/4 of the tensor work of a 256-wide one for the same fixed
  * costs per tile and 11% more L2 -> SM bytes per flop, hence the margin). They win where the main tiles leave a
  * partial wave that the narrower tiles fill: at N = 8192 on 132 SMs, M = 257..384 (96 main tiles, one 73% wave,
- * against 129 tiles of 192) and 513..768 (160-198 main tiles, 2 waves, against 215-258 tiles, 2 full waves). */
+ * against 129 tiles of 192), 513..768 (160-198 main tiles, 2 waves, against 215-258 tiles, 2 full waves) and
+ * 1025..1152 (3 waves, the last a quarter full, against 387-430 tiles of 192). */
 static inline int mg_ws_pick_n192(long long m, long long n, long long sms, int big_bm, int big_bn, int narrow, int bm,
                                   int bn) {
     if (sms <= 0 || m <= 0 || n <= 0) return 0;
