@@ -156,6 +156,14 @@ mg_status ws_supports(const mg_problem *p, int sm) {
     return MG_OK;
 }
 
+/* W's descriptor with boxes of BF::B_BOX_ROWS (bf16) or TF::B_BOX_ROWS (tf32) rows, or the rows given. */
+template <class BF, class TF>
+mg_status make_w_map(bool bf, CUtensorMap *map, const void *base, const mg_problem *p, int64_t ld,
+                     int rows_bf = BF::B_BOX_ROWS, int rows_tf = TF::B_BOX_ROWS) {
+    return bf ? mgws::make_map<BF>(map, base, p->n, p->k, ld, rows_bf)
+              : mgws::make_map<TF>(map, base, p->n, p->k, ld, rows_tf);
+}
+
 /* Weight side: the W descriptor (and a padded copy of W when its rows are not 16-byte multiples). */
 mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream) {
     (void)b;
@@ -184,24 +192,17 @@ mg_status ws_prepare(const mg_problem *p, const void *w, const void *b, mg_prepa
         /* b[kMain], b[kSmall], b[kMid], b[kN192]: W as each configuration's boxes (their BN differ) */
         mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
         const bool bf = p->prec == MG_PREC_BF16;
-        st = bf ? mgws::make_map<CfgBF16>(&h->b[kMain], base, p->n, p->k, ld, CfgBF16::B_BOX_ROWS)
-                : mgws::make_map<CfgTF32>(&h->b[kMain], base, p->n, p->k, ld, CfgTF32::B_BOX_ROWS);
-        if (st == MG_OK)
-            st = bf ? mgws::make_map<CfgBF16S>(&h->b[kSmall], base, p->n, p->k, ld, CfgBF16S::B_BOX_ROWS)
-                    : mgws::make_map<CfgTF32S>(&h->b[kSmall], base, p->n, p->k, ld, CfgTF32S::B_BOX_ROWS);
-        if (st == MG_OK)
-            st = bf ? mgws::make_map<CfgBF16M>(&h->b[kMid], base, p->n, p->k, ld, CfgBF16M::B_BOX_ROWS)
-                    : mgws::make_map<CfgTF32M>(&h->b[kMid], base, p->n, p->k, ld, CfgTF32M::B_BOX_ROWS);
-        if (st == MG_OK)
-            st = bf ? mgws::make_map<CfgBF16N>(&h->b[kN192], base, p->n, p->k, ld, CfgBF16N::B_BOX_ROWS)
-                    : mgws::make_map<CfgTF32N>(&h->b[kN192], base, p->n, p->k, ld, CfgTF32N::B_BOX_ROWS);
+        st = make_w_map<CfgBF16, CfgTF32>(bf, &h->b[kMain], base, p, ld);
+        if (st == MG_OK) st = make_w_map<CfgBF16S, CfgTF32S>(bf, &h->b[kSmall], base, p, ld);
+        if (st == MG_OK) st = make_w_map<CfgBF16M, CfgTF32M>(bf, &h->b[kMid], base, p, ld);
+        if (st == MG_OK) st = make_w_map<CfgBF16N, CfgTF32N>(bf, &h->b[kN192], base, p, ld);
         /* the remainder split's boxes: a narrow panel's BN - 8 rows, and the 8 remainder rows */
         if (st == MG_OK)
-            st = bf ? mgws::make_map<CfgBF16>(&h->b[kMainNarrow], base, p->n, p->k, ld, CfgBF16::BN_NARROW)
-                    : mgws::make_map<CfgTF32>(&h->b[kMainNarrow], base, p->n, p->k, ld, CfgTF32::BN_NARROW);
+            st = make_w_map<CfgBF16, CfgTF32>(bf, &h->b[kMainNarrow], base, p, ld, CfgBF16::BN_NARROW,
+                                              CfgTF32::BN_NARROW);
         if (st == MG_OK)
-            st = bf ? mgws::make_map<CfgBF16>(&h->b[kMainRem], base, p->n, p->k, ld, CfgBF16::BN - CfgBF16::BN_NARROW)
-                    : mgws::make_map<CfgTF32>(&h->b[kMainRem], base, p->n, p->k, ld, CfgTF32::BN - CfgTF32::BN_NARROW);
+            st = make_w_map<CfgBF16, CfgTF32>(bf, &h->b[kMainRem], base, p, ld, CfgBF16::BN - CfgBF16::BN_NARROW,
+                                              CfgTF32::BN - CfgTF32::BN_NARROW);
     }
     if (st != MG_OK) mgws::release_prepared(out);
     return st;
@@ -236,6 +237,16 @@ template <class C> mg_status launch_cfg(mg_launch_args *a, int wmap) {
     return mgws::run<C>(a, prm, pad_bytes(p));
 }
 
+/* The launch of one precision's four configurations (Big, Small, Mid, N192), by pick_tiles. */
+template <class Big, class Small, class Mid, class N192> mg_status launch_picked(mg_launch_args *a) {
+    switch (pick_tiles<Big, Mid, N192>(&a->p, a->num_sms)) {
+    case kSmall: return launch_cfg<Small>(a, kSmall);
+    case kMid: return launch_cfg<Mid>(a, kMid);
+    case kN192: return launch_cfg<N192>(a, kN192);
+    default: return launch_cfg<Big>(a, kMain);
+    }
+}
+
 mg_status ws_launch(mg_launch_args *a) {
     const mg_problem *p = &a->p;
     mg_status st = ws_supports(p, 0);
@@ -245,20 +256,8 @@ mg_status ws_launch(mg_launch_args *a) {
     if (p->m == 0 || p->n == 0)
         return mg_set_error(MG_ERR_SHAPE, "wgmma_ws: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
                             p->n, p->max_dim);
-    if (p->prec == MG_PREC_BF16) {
-        switch (pick_tiles<CfgBF16, CfgBF16M, CfgBF16N>(p, a->num_sms)) {
-        case kSmall: return launch_cfg<CfgBF16S>(a, kSmall);
-        case kMid: return launch_cfg<CfgBF16M>(a, kMid);
-        case kN192: return launch_cfg<CfgBF16N>(a, kN192);
-        default: return launch_cfg<CfgBF16>(a, kMain);
-        }
-    }
-    switch (pick_tiles<CfgTF32, CfgTF32M, CfgTF32N>(p, a->num_sms)) {
-    case kSmall: return launch_cfg<CfgTF32S>(a, kSmall);
-    case kMid: return launch_cfg<CfgTF32M>(a, kMid);
-    case kN192: return launch_cfg<CfgTF32N>(a, kN192);
-    default: return launch_cfg<CfgTF32>(a, kMain);
-    }
+    return p->prec == MG_PREC_BF16 ? launch_picked<CfgBF16, CfgBF16S, CfgBF16M, CfgBF16N>(a)
+                                   : launch_picked<CfgTF32, CfgTF32S, CfgTF32M, CfgTF32N>(a);
 }
 
 }  // namespace

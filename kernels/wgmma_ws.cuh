@@ -291,6 +291,16 @@ template <class C> __device__ __forceinline__ int tile_row0(const Params &p, int
     return (p.shift && tm < tiles_m && p.m >= C::BM && r + C::BM > p.m) ? p.m - C::BM : r;
 }
 
+/* Remainder split: whether the tiles of panel tn compute a k-chunk of the remainder columns (chunk tn: the panels
+ * 0 .. rem_chunks - 1; none without the split, rem_chunks = 0), and if so its k-blocks [*ck0, *ck1). */
+template <class C>
+__device__ __forceinline__ bool rem_chunk(const Params &p, int tn, int num_k, int *ck0, int *ck1) {
+    if constexpr (!C::REM_SPLIT) return false;
+    if (!(p.rem_chunks > 0 && tn < p.rem_chunks)) return false;
+    mg_ws_rem_range(num_k, p.rem_chunks, tn, ck0, ck1);
+    return true;
+}
+
 /* First column and width of column panel tn (see Params::tiles_n). */
 template <class C> __device__ __forceinline__ void panel(const Params &p, int tn, int &n0, int &width) {
     if (!C::MIXED || tn < p.nw) {
@@ -667,8 +677,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 if (row_b >= N) row_b = pn0;
                 /* remainder split: this tile's chunk of the remainder columns (none: ck0 = ck1) */
                 int ck0 = 0, ck1 = 0;
-                if constexpr (C::REM_SPLIT)
-                    if (p.rem_chunks > 0 && tn < p.rem_chunks) mg_ws_rem_range(num_k, p.rem_chunks, tn, &ck0, &ck1);
+                (void)rem_chunk<C>(p, tn, num_k, &ck0, &ck1);
                 for (int kb = sg.kb0; kb < sg.kb1; kb++, it++) {
                     const int s = it % C::STAGES;
                     const int u = it / C::STAGES;
@@ -862,7 +871,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 if constexpr (C::REM_SPLIT && WN == C::BN_NARROW) {
                     /* remainder split: this tile's k-chunk tn of the remainder columns, accumulator group NI (the
                      * n256 wgmma's last 8 columns; zero outside the chunk's k-blocks), chunk 0 with the bias */
-                    if (p.rem_chunks > 0 && tn < p.rem_chunks) {
+                    int ck0, ck1;
+                    if (rem_chunk<C>(p, tn, num_k, &ck0, &ck1)) {
                         float *dst = p.rem + (size_t)tn * p.rem_w * M;
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
@@ -980,8 +990,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 /* remainder split: the chunk's k-blocks run n256 (its last 8 accumulator columns are the remainder
                  * columns, whose W rows the producer loaded behind the panel's); without a chunk ck0 = kb1 */
                 int ck0 = sg.kb1, ck1 = sg.kb1;
-                if constexpr (C::REM_SPLIT)
-                    if (p.rem_chunks > 0 && tn < p.rem_chunks) mg_ws_rem_range(num_k, p.rem_chunks, tn, &ck0, &ck1);
+                (void)rem_chunk<C>(p, tn, num_k, &ck0, &ck1);
                 it = ss_kloop<C, C::BN_NARROW>(acc, smem, full, empty, it, sg.kb0, sg.kb0, ck0, c, lane);
                 it = ss_kloop<C, C::BN>(acc, smem, full, empty, it, sg.kb0, ck0, ck1, c, lane);
                 it = ss_kloop<C, C::BN_NARROW>(acc, smem, full, empty, it, sg.kb0, ck1, sg.kb1, c, lane);

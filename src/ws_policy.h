@@ -30,6 +30,16 @@ static inline mg_ws_tiles mg_ws_pick_tiles(long long m, long long n, long long s
     return 2 * mid > sms ? MG_WS_TILES_MID : MG_WS_TILES_SMALL;
 }
 
+/* The panel-width cost estimate of a persistent grid of G schedulers running unit_rows rows of scheduling units over
+ * tiles_n column panels, nw of them bn wide and the rest narrow: columns of work on the busiest scheduler, i.e. its
+ * waves of narrow panels plus (bn - narrow) for each wide unit it may get (at most one per wave). nw = tiles_n is
+ * the uniform layout: waves x bn. */
+static inline long long mg_ws_panels_cost(long long unit_rows, long long G, long long tiles_n, long long nw, int bn,
+                                          int narrow) {
+    const long long waves = mg_ws_cdiv(unit_rows * tiles_n, G), wide_per = mg_ws_cdiv(unit_rows * nw, G);
+    return waves * narrow + (long long)(bn - narrow) * (wide_per < waves ? wide_per : waves);
+}
+
 /* Mixed-width column panels ("MIXED PANELS" in kernels/wgmma_ws.cuh): instead of *tiles_n panels of bn columns
  * (cdiv(N, bn)), one panel more, *nw of them bn wide and the rest narrow (bn - d, d = bn - narrow), covering N.
  * A persistent grid of G schedulers (CTAs, or clusters) runs unit_rows rows of scheduling units per panel, so a
@@ -46,11 +56,8 @@ static inline int mg_ws_mixed_panels(long long unit_rows, long long n, long long
     if (d <= 0 || need < 0 || G <= 0 || unit_rows <= 0) return 0;
     const long long w1 = (need + d - 1) / d;   /* wide panels needed (d more columns each) */
     if (w1 > p1) return 0;
-    const long long t0 = unit_rows * *tiles_n, t1 = unit_rows * p1;
-    const long long waves0 = mg_ws_cdiv(t0, G), waves1 = mg_ws_cdiv(t1, G);
-    const long long wide_per = mg_ws_cdiv(unit_rows * w1, G);
-    const long long cost0 = waves0 * bn;
-    const long long cost1 = waves1 * narrow + d * (wide_per < waves1 ? wide_per : waves1);
+    const long long cost0 = mg_ws_panels_cost(unit_rows, G, *tiles_n, *tiles_n, bn, narrow);
+    const long long cost1 = mg_ws_panels_cost(unit_rows, G, p1, w1, bn, narrow);
     if (!force && cost1 >= cost0) return 0;
     *tiles_n = (int)p1;
     *nw = (int)w1;
@@ -87,10 +94,8 @@ static inline MG_WS_HD void mg_ws_rem_range(long long num_k, int chunks, int j, 
  * panel width), with the mixed panels where mg_ws_mixed_panels takes them. */
 static inline long long mg_ws_main_cost(long long unit_rows, long long n, long long G, int bn, int narrow) {
     int tiles_n = (int)mg_ws_cdiv(n, bn), nw = tiles_n;
-    const long long waves0 = mg_ws_cdiv(unit_rows * tiles_n, G);
-    if (!mg_ws_mixed_panels(unit_rows, n, G, bn, narrow, 0, &tiles_n, &nw)) return waves0 * bn;
-    const long long waves1 = mg_ws_cdiv(unit_rows * tiles_n, G), wide_per = mg_ws_cdiv(unit_rows * nw, G);
-    return waves1 * narrow + (long long)(bn - narrow) * (wide_per < waves1 ? wide_per : waves1);
+    (void)mg_ws_mixed_panels(unit_rows, n, G, bn, narrow, 0, &tiles_n, &nw);   /* leaves them uniform if not taken */
+    return mg_ws_panels_cost(unit_rows, G, tiles_n, nw, bn, narrow);
 }
 
 /* Where the main tiles were picked: the 128 x 192 tiles instead (returns 1) when their estimate (waves x 192) is at

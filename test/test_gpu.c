@@ -691,14 +691,20 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
 }
 
+/* Kernel 4 (the tests of its launch choices), or skips the test where this build or GPU cannot run it. */
+static const mg_kernel *kernel4_or_skip(void) {
+    const mg_kernel *kern = mg_registry_find(4);
+    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    return kern;
+}
+
 /* Kernel 4's mixed-width column panels (wgmma_ws.cuh "MIXED PANELS": one 256-wide panel, the others 248, chosen at
  * the headline on 132 SMs). MG_WS_MIXED=1 forces them wherever they fit N, =0 never: both must give the reference,
  * through the public API and in the partial maxima (max_dim 1 writes one partial row per panel, 33 here).
  * N = 8190 (33 panels, the last one ragged), 7936 (32 narrow panels, none wide), 8192 (the headline's N). */
 Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = mg_registry_find(4);
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    const mg_kernel *kern = kernel4_or_skip();
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1000, 8190, 24}, {129, 7936, 40}, {300, 8192, 16}};
@@ -732,8 +738,7 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
  * 8192 (r = 8, 16 chunks), 8185 (r = 1); M = 300 shifts the last row of tiles (tile_row0). */
 Test(gpu_kernels, ws_rem_split, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = mg_registry_find(4);
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    const mg_kernel *kern = kernel4_or_skip();
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1000, 8190, 72}, {300, 8192, 520}, {129, 8185, 200}};
@@ -835,8 +840,7 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
  * the partial maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
 Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = mg_registry_find(4);
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+    const mg_kernel *kern = kernel4_or_skip();
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100},

@@ -206,6 +206,17 @@ static void repo_root(char *out, size_t n) {
     out[0] = '\0';
 }
 
+/* Parses the .cfg file at path, appending to out[0 .. *count) (duplicates checked against those rows too); asserts it
+ * reads and parses. */
+static void parse_file(const char *path, mg_tile_config *out, int max, int *count) {
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    cr_assert_not_null(text, "cannot read %s", path);
+    const int rc = mg_tile_parse_append(text, len, path, out, max, count, err, sizeof err);
+    free(text);
+    cr_assert_eq(rc, 0, "%s", err);
+}
+
 Test(tile_config, real_files_parse_and_match_generated_table) {
     char root[1024], pattern[1100];
     repo_root(root, sizeof root);
@@ -217,14 +228,7 @@ Test(tile_config, real_files_parse_and_match_generated_table) {
     cr_assert(grc == 0 || grc == GLOB_NOMATCH, "glob failed");
     static mg_tile_config all[4096];
     int total = 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        size_t len = 0;
-        char *text = slurp(g.gl_pathv[i], &len);
-        cr_assert_not_null(text, "cannot read %s", g.gl_pathv[i]);
-        const int rc = mg_tile_parse_append(text, len, g.gl_pathv[i], all, 4096, &total, err, sizeof err);
-        free(text);
-        cr_assert_eq(rc, 0, "%s", err);
-    }
+    for (size_t i = 0; i < g.gl_pathc; i++) parse_file(g.gl_pathv[i], all, 4096, &total);
     globfree(&g);
     /* The linked table is exactly what the files say (a stale build/gen would show up here). */
     cr_assert_eq(mg_tile_config_count, total, "generated table has %d rows, the files %d", mg_tile_config_count,
@@ -324,19 +328,11 @@ Test(tile_config, tune_variants_cover_every_row) {
     for (size_t i = 0; i < g.gl_pathc; i++) {
         static mg_tile_config var[MAXR], def[MAXR];
         int nv = 0, nd = 0;
-        size_t len = 0;
-        char *text = slurp(g.gl_pathv[i], &len);
-        cr_assert_not_null(text, "cannot read %s", g.gl_pathv[i]);
-        const int rc = mg_tile_parse(text, len, g.gl_pathv[i], var, MAXR, &nv, err, sizeof err);
-        free(text);
-        cr_assert_eq(rc, 0, "%s", err);
+        parse_file(g.gl_pathv[i], var, MAXR, &nv);
         const char *base = strrchr(g.gl_pathv[i], '/') + 1;
         char defpath[1200];
         snprintf(defpath, sizeof defpath, "%s/tile_configs/%s", root, base);
-        text = slurp(defpath, &len);
-        cr_assert_not_null(text, "%s replaces %s, which does not exist", g.gl_pathv[i], defpath);
-        cr_assert_eq(mg_tile_parse(text, len, defpath, def, MAXR, &nd, err, sizeof err), 0, "%s", err);
-        free(text);
+        parse_file(defpath, def, MAXR, &nd);   /* "cannot read": the variant replaces a file that does not exist */
         for (int d = 0; d < nd; d++) {
             int found = 0;
             for (int v = 0; v < nv; v++)
