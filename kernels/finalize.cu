@@ -219,9 +219,13 @@ template <typename OutT>
 mg_status finalize_typed(const float *partial, int ntiles, int len, int max_dim, OutT *out, void *scratch,
                          const float *rem, int rem_cols, int rem_chunks, cudaStream_t st) {
     const bool pdl = use_pdl(st);
+    /* Timing diagnostic (A/B runs only): MG_DIAG_FIN_EMPTY=1 launches the max_dim 1 kernel with its usual grid and
+     * PDL attribute but no rows (len 0: griddepcontrol.wait, then exit), so the output is NOT written. Against the
+     * full finalize and MG_DIAG_NO_FINALIZE=1 it splits the finalize's cost into the dependent launch and the work. */
+    static const bool fin_empty = getenv("MG_DIAG_FIN_EMPTY") && strcmp(getenv("MG_DIAG_FIN_EMPTY"), "1") == 0;
     if (max_dim == 1)
-        return launch(pdl, fin_rows_kernel<OutT>, grid_for(len, FIN_POS, FIN_MAX_GRID), st, partial, ntiles, len, out,
-                      rem, rem_chunks > 0 ? rem_cols : 0, rem_chunks);
+        return launch(pdl, fin_rows_kernel<OutT>, grid_for(len, FIN_POS, FIN_MAX_GRID), st, partial, ntiles,
+                      fin_empty ? 0 : len, out, rem, rem_chunks > 0 ? rem_cols : 0, rem_chunks);
     double *block_sums = (double *)scratch;
     float *cmax = (float *)((char *)scratch + align_up(sizeof(double) * FIN_MAX_BLOCKS, 256));
     /* The grid of kernel A depends on len only: that is what makes the summation order fixed. */

@@ -88,10 +88,12 @@ typedef struct mg_kernel {
     unsigned precisions;    /* bitmask of (1u << mg_precision) it supports */
     int min_sm;             /* minimum compute capability * 10 (e.g. 90 for sm_90a) */
     const char *tile_config;/* the tile_configs/ entry it uses ("-" for none) */
-    int auto_rank;          /* higher is preferred by auto among kernels supporting the precision; 0 = never */
+    int auto_rank;          /* higher is preferred by auto among kernels supporting the precision (and the M
+                             * range, auto_max_m); 0 = never */
     int baseline;           /* 1 for cuBLAS-built baselines (kernel 0, cuBLAS bf16x3) */
     const char *device_fn;  /* regex of its device function names, for Nsight Compute's -k (make ncu) */
     const mg_kernel_ops *ops; /* its code (NULL would mark a row that is not built) */
+    int auto_max_m;         /* > 0: auto takes this kernel only for M <= auto_max_m (it runs any M when asked) */
 } mg_kernel;
 
 /* The registry (src/registry.c): one table that the library, CLI, tests, bench and plots read. */

@@ -126,11 +126,11 @@ enum { N_SHAPES = sizeof SHAPES / sizeof SHAPES[0], HEADLINE = N_SHAPES - 1, SHA
  * kernel 4's remainder split (gpu_kernels/ws_rem_split), whose last columns take another path. */
 typedef enum {
     PLANT_NONE = 0, PLANT_X, PLANT_W_NEGINF, PLANT_B_NAN, PLANT_COUNT,
-    PLANT_LAST_W_NAN = PLANT_COUNT, PLANT_LAST_B_INF, PLANT_ALL
+    PLANT_LAST_W_NAN = PLANT_COUNT, PLANT_LAST_B_INF, PLANT_X_SMALL, PLANT_ALL
 } plant_kind;
 static const char *plant_name(plant_kind p) {
     static const char *names[] = {"none", "x: NaN row 3, +inf row 10, -inf row 20", "W[5][7] = -inf", "b[5] = NaN",
-                                  "W[N-1][K-1] = NaN", "b[N-2] = +inf"};
+                                  "W[N-1][K-1] = NaN", "b[N-2] = +inf", "x[0][K/2] = NaN, x[M-1][0] = +inf"};
     return names[p];
 }
 
@@ -159,6 +159,11 @@ static void plant(plant_kind kind, void *x, void *W, void *b, int64_t m, int64_t
         cr_assert(n > 1, "PLANT_LAST_B_INF needs N > 1");
         store_elem(b, (size_t)(n - 2), prec, INFINITY, st);
         break;
+    case PLANT_X_SMALL:   /* PLANT_X for small M (the small-M kernel's tests) */
+        cr_assert(m > 0 && k > 0, "PLANT_X_SMALL needs M, K > 0");
+        store_elem(x, (size_t)(k / 2), prec, NAN, st);
+        store_elem(x, (size_t)((m - 1) * k), prec, INFINITY, st);
+        break;
     default:
         break;
     }
@@ -173,6 +178,7 @@ static long expected_nans(plant_kind kind, int dim, int64_t m, int64_t n) {
     case PLANT_B_NAN: return dim == 1 ? (long)m : (long)n;
     case PLANT_LAST_W_NAN: return dim == 1 ? (long)m : (long)n;   /* column N-1 NaN: every row / the mean */
     case PLANT_LAST_B_INF: return dim == 1 ? (long)m : -1;        /* every row max +inf: inf - inf */
+    case PLANT_X_SMALL: return dim == 1 ? (m > 1 ? 2 : 1) : (long)n;   /* rows 0 and M-1 / every column */
     default: return -1;
     }
 }
@@ -768,6 +774,53 @@ Test(gpu_kernels, ws_rem_split, .timeout = 600) {
     unsetenv("MG_WS_RSPLIT");
     unsetenv("MG_WS_MIXED");
     unsetenv("MG_WS_TILES");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 7 (gemv_stream), the small-M kernel, beyond the suites (whose planted shape has M = 127): M = 1..13 with
+ * each row-group width (MT = 1, 2, 4, 8; M = 9 and 13 run a second group of 1 and 5 rows), the 16-byte path (rows of
+ * a multiple of 16 bytes) and the scalar path, N not a multiple of its 32 columns, non-finite values planted in x,
+ * W and b, both max_dims, every precision; the partial maxima against fp64; and auto's choice of it for M <= 8. */
+Test(gpu_kernels, gemv_stream_small_m, .timeout = 600) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *kern = mg_registry_find_name("gemv_stream");
+    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 7 not runnable here");
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    /* 16-byte path in every precision: 1 x 8192 x 1024, 2 x 1000 x 520, 3 x 4099 x 264, 9 x 130 x 72;
+     * scalar: 5 x 257 x 129; fp32 16-byte and bf16 scalar: 8 x 300 x 4100, 13 x 8192 x 4098 */
+    const shape3 api[] = {{1, 8192, 1024}, {2, 1000, 520}, {3, 4099, 264}, {5, 257, 129}, {8, 300, 4100},
+                          {9, 130, 72}, {13, 8192, 4098}};
+    const plant_kind kinds[] = {PLANT_NONE, PLANT_X_SMALL, PLANT_W_NEGINF, PLANT_B_NAN, PLANT_LAST_W_NAN,
+                                PLANT_LAST_B_INF};
+    int ran = 0;
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        if (!(kern->precisions & (1u << prec))) continue;
+        for (int si = 0; si < (int)(sizeof api / sizeof api[0]); si++)
+            for (int ki = 0; ki < (int)(sizeof kinds / sizeof kinds[0]); ki++)
+                for (int dim = 1; dim >= 0; dim--)
+                    ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, dim,
+                                    case_seed(kern->id, prec, 90 + si, dim, ki), kinds[ki], st);
+    }
+    cr_expect_eq(ran, 3 * 7 * 6 * 2, "kernel 7 ran %d of %d public-API cases", ran, 3 * 7 * 6 * 2);
+    const shape3 pm[] = {{1, 8192, 1024}, {3, 4099, 264}, {8, 300, 4100}, {9, 130, 72}};
+    const int pran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
+    cr_expect_eq(pran, 3 * 4 * 2, "kernel 7 ran %d of %d partial-maxima cases", pran, 3 * 4 * 2);
+    /* auto: kernel 7 for a plan of M <= 8 rows, a tiled kernel above */
+    for (int m = 7; m <= 9; m++) {
+        mg_plan_desc d = mg_plan_desc_default();
+        d.m = m;
+        d.n = 8192;
+        d.k = 1024;
+        d.precision = MG_PREC_BF16;
+        mg_plan *plan = NULL;
+        MG_TEST_OK(mg_plan_create(&plan, &d));
+        if (m <= 8)
+            cr_expect_eq(mg_plan_kernel(plan), kern->id, "auto plan M=%d took %s", m, mg_plan_kernel_name(plan));
+        else
+            cr_expect_neq(mg_plan_kernel(plan), kern->id, "auto plan M=%d took gemv_stream", m);
+        mg_plan_destroy(plan);
+    }
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
