@@ -64,6 +64,7 @@ __device__ __forceinline__ void store_out_f(__nv_bfloat16 *out, int i, float v) 
  * 4-8 independent loads, instead of 4 blocks walking 64 dependent-latency rows. */
 constexpr int FIN_POS = 32;
 constexpr int FIN_TGROUPS = FIN_THREADS / FIN_POS;
+constexpr int FIN_BATCH = 8;   /* tile loads per thread per round trip (reduce_tiles_block) */
 
 /* nanmax over the ntiles rows at position i (valid: i < len); the result is valid in the threads of group 0.
  * Every thread of the block must call it the same number of times (it holds barriers). */
@@ -79,8 +80,22 @@ __device__ __forceinline__ float reduce_tiles_block(const float *__restrict__ pa
     const int tx = threadIdx.x % FIN_POS, ty = threadIdx.x / FIN_POS;
     float m = -INFINITY;   /* the identity of the max, for groups that get no tile (ntiles < FIN_TGROUPS) */
     if (valid) {
-#pragma unroll 4
-        for (int t = ty; t < ntiles; t += FIN_TGROUPS) m = mg_nanmaxf(m, partial[(size_t)t * len + i]);
+        /* FIN_BATCH loads issued before any is used: up to FIN_TGROUPS * FIN_BATCH = 64 partial rows (kernel 4's
+         * 33 panels at the headline, its small tiles' 64) in one L2 round trip. (The `#pragma unroll 4` loop this
+         * replaces issued ty = 0's 5 headline loads as 1 + 4: two round trips, run 45's SASS.) */
+        for (int t0 = ty; t0 < ntiles; t0 += FIN_TGROUPS * FIN_BATCH) {
+            float v[FIN_BATCH];
+            /* unconditional loads (the last row again past ntiles, then dropped): a guarded load compiled to a
+             * branch around each one, and each max waited for its load before the next was issued */
+#pragma unroll
+            for (int q = 0; q < FIN_BATCH; q++)
+                v[q] = __ldg(partial + (size_t)min(t0 + q * FIN_TGROUPS, ntiles - 1) * len + i);
+#pragma unroll
+            for (int q = 0; q < FIN_BATCH; q++)
+                if (t0 + q * FIN_TGROUPS >= ntiles) v[q] = -INFINITY;
+#pragma unroll
+            for (int q = 0; q < FIN_BATCH; q++) m = mg_nanmaxf(m, v[q]);
+        }
     }
     m = extra(m);
     red[ty][tx] = m;
