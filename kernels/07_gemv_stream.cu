@@ -12,8 +12,8 @@
  * for any M, fast only for small M, which is why auto takes this kernel only up to M = 8: registry.c auto_max_m).
  * The lanes of a warp split K: each step a lane loads 16 bytes of each of its R W rows (8 bf16 or 4 fp32, streamed
  * with ld.global.cs so they do not evict x from L1) and the same 16 bytes of each x row (ld.global.nc, L1-cached:
- * the 8 warps and all blocks read the same x), widens them to fp32 and does R x MT x (8 or 4) fmaf. Two steps are
- * loaded before either is used, so each warp keeps 2 x R x 512 B of W in flight. Rows whose length in bytes is not
+ * the 8 warps and all blocks read the same x), widens them to fp32 and does R x MT x (8 or 4) fmaf. U steps are
+ * loaded before any is used (U = 4 up to MT = 4, 2 at MT = 8), so each warp keeps U x R x 512 B of W in flight. Rows whose length in bytes is not
  * a multiple of 16 (or unaligned pointers) take a scalar path (one element per lane per step). After the k loop a
  * xor-butterfly sums each of the R x MT accumulators over the warp.
  *
@@ -40,7 +40,9 @@ constexpr int WARPS = 8;
 constexpr int R = 4;               /* W rows per warp */
 constexpr int BN = WARPS * R;      /* columns of y per block */
 constexpr int MG = 8;              /* rows of x per row group (the largest MT) */
-constexpr int U = 2;               /* k steps loaded ahead */
+/* k steps loaded ahead: U x R x 512 B of W in flight per warp. 4 where the registers allow it (MT <= 4); bf16 at
+ * MT = 8 fills 128 registers with U = 2. */
+template <int MT> constexpr int steps_ahead() { return MT <= 4 ? 4 : 2; }
 constexpr int MAX_GROUPS = 65535;  /* gridDim.y */
 
 __device__ __forceinline__ float to_f32(float v) { return v; }
@@ -91,7 +93,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_stream_kernel(const T *__rest
         for (int m = 0; m < MT; m++) acc[r][m] = 0.f;
 
     if constexpr (VEC) {
-        constexpr int E = Vec<T>::E;
+        constexpr int E = Vec<T>::E, U = steps_ahead<MT>();
         const int nvec = K / E;   /* K % E == 0 on this path */
         for (int v0 = lane; v0 < nvec; v0 += 32 * U) {
             uint4 wv[U][R];

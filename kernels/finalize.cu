@@ -66,42 +66,51 @@ constexpr int FIN_POS = 32;
 constexpr int FIN_TGROUPS = FIN_THREADS / FIN_POS;
 constexpr int FIN_BATCH = 8;   /* tile loads per thread per round trip (reduce_tiles_block) */
 
-/* nanmax over the ntiles rows at position i (valid: i < len); the result is valid in the threads of group 0.
- * Every thread of the block must call it the same number of times (it holds barriers). */
+/* nanmax over the ntiles rows at position i (valid: i < len); the result is valid in threads 0 .. P-1.
+ * Every thread of the block must call it the same number of times (it holds barriers).
+ * P positions per block (32 normally; 8 or 1 when len is that small: kernel 7's max_dim 1 at M <= 8 has up to
+ * cdiv(N, 32) = 256 partial rows of 1-8 floats, which 8 groups of 32 lanes read 32 loads deep while 31/32 of the
+ * lanes had no position). Thread t takes position t % P and tile group t / P; the FIN_THREADS / P groups are
+ * combined by xor-shuffles over the lane bits above P, then across the 8 warps through shared memory. */
 struct NoExtra {
     __device__ float operator()(float m) const { return m; }
 };
 /* extra(m): a last step of each thread's own max before the block combines them (fin_rows_kernel's remainder
  * columns), evaluated after the tile loads so that loads it waits for can be issued before them. */
-template <class Extra = NoExtra>
+template <int P = FIN_POS, class Extra = NoExtra>
 __device__ __forceinline__ float reduce_tiles_block(const float *__restrict__ partial, int ntiles, int len, int i,
                                                     bool valid, Extra extra = Extra()) {
-    __shared__ float red[FIN_TGROUPS][FIN_POS];
-    const int tx = threadIdx.x % FIN_POS, ty = threadIdx.x / FIN_POS;
-    float m = -INFINITY;   /* the identity of the max, for groups that get no tile (ntiles < FIN_TGROUPS) */
+    static_assert(P >= 1 && P <= 32 && (P & (P - 1)) == 0, "P: a power of two up to a warp");
+    constexpr int G = FIN_THREADS / P;   /* tile groups */
+    constexpr int WARPS = FIN_THREADS / 32;
+    __shared__ float red[WARPS][P];
+    const int ty = threadIdx.x / P, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    float m = -INFINITY;   /* the identity of the max, for groups that get no tile (ntiles < G) */
     if (valid) {
-        /* FIN_BATCH loads issued before any is used: up to FIN_TGROUPS * FIN_BATCH = 64 partial rows (kernel 4's
+        /* FIN_BATCH loads issued before any is used: up to G * FIN_BATCH partial rows (64 at P = 32: kernel 4's
          * 33 panels at the headline, its small tiles' 64) in one L2 round trip. (The `#pragma unroll 4` loop this
          * replaces issued ty = 0's 5 headline loads as 1 + 4: two round trips, run 45's SASS.) */
-        for (int t0 = ty; t0 < ntiles; t0 += FIN_TGROUPS * FIN_BATCH) {
+        for (int t0 = ty; t0 < ntiles; t0 += G * FIN_BATCH) {
             float v[FIN_BATCH];
             /* unconditional loads (the last row again past ntiles, then dropped): a guarded load compiled to a
              * branch around each one, and each max waited for its load before the next was issued */
 #pragma unroll
             for (int q = 0; q < FIN_BATCH; q++)
-                v[q] = __ldg(partial + (size_t)min(t0 + q * FIN_TGROUPS, ntiles - 1) * len + i);
+                v[q] = __ldg(partial + (size_t)min(t0 + q * G, ntiles - 1) * len + i);
 #pragma unroll
             for (int q = 0; q < FIN_BATCH; q++)
-                if (t0 + q * FIN_TGROUPS >= ntiles) v[q] = -INFINITY;
+                if (t0 + q * G >= ntiles) v[q] = -INFINITY;
 #pragma unroll
             for (int q = 0; q < FIN_BATCH; q++) m = mg_nanmaxf(m, v[q]);
         }
     }
     m = extra(m);
-    red[ty][tx] = m;
+#pragma unroll
+    for (int off = P; off < 32; off <<= 1) m = mg_nanmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+    if (lane < P) red[warp][lane] = m;
     __syncthreads();
-    if (ty == 0)
-        for (int g = 1; g < FIN_TGROUPS; g++) m = mg_nanmaxf(m, red[g][tx]);
+    if (threadIdx.x < P)
+        for (int w = 1; w < WARPS; w++) m = mg_nanmaxf(m, red[w][threadIdx.x]);
     __syncthreads();   /* red is reused by the caller's next grid-stride step */
     return m;
 }
@@ -127,15 +136,16 @@ __device__ double block_sum_fixed(double v) {
 /* max_dim 1: out[i] = gelu(m - m). m - m is +0.0 for finite m and NaN otherwise; fp32 is exact here.
  * Remainder columns (rem_chunks > 0, at most FIN_TGROUPS of them): tile group c also sums column c's chunks in
  * ascending order (a fixed order: deterministic) and starts its max from that sum. */
-template <typename OutT>
+template <typename OutT, int P>
 __global__ void __launch_bounds__(FIN_THREADS) fin_rows_kernel(const float *__restrict__ partial, int ntiles, int len,
                                                              OutT *__restrict__ out, const float *__restrict__ rem,
                                                              int rem_cols, int rem_chunks) {
+    static_assert(FIN_THREADS / P >= 8, "remainder column c is tile group c: at least 8 groups");
     wait_primary();
-    const int c = threadIdx.x / FIN_POS;
+    const int c = threadIdx.x / P;
     /* The loop bound is uniform over the block: reduce_tiles_block holds barriers. */
-    for (long long base = blockIdx.x * FIN_POS; base < len; base += (long long)gridDim.x * FIN_POS) {
-        const int i = (int)base + threadIdx.x % FIN_POS;
+    for (long long base = blockIdx.x * P; base < len; base += (long long)gridDim.x * P) {
+        const int i = (int)base + threadIdx.x % P;
         /* The chunk loads are issued first, all of them, and summed only after the tile loads (one L2 round trip
          * for both, not one per chunk batch: run 39 measured the serial form at +2.8 us with 16 chunks). */
         const bool has_rem = c < rem_cols && i < len;
@@ -155,8 +165,8 @@ __global__ void __launch_bounds__(FIN_THREADS) fin_rows_kernel(const float *__re
                 if (j < rem_chunks) sum += v[j];
             return mg_nanmaxf(m, sum);
         };
-        const float m = reduce_tiles_block(partial, ntiles, len, i, i < len, fold_rem);
-        if (threadIdx.x < FIN_POS && i < len) store_out_f(out, i, gelu_f32(m - m));
+        const float m = reduce_tiles_block<P>(partial, ntiles, len, i, i < len, fold_rem);
+        if (threadIdx.x < P && i < len) store_out_f(out, i, gelu_f32(m - m));
     }
 }
 
@@ -238,9 +248,16 @@ mg_status finalize_typed(const float *partial, int ntiles, int len, int max_dim,
      * PDL attribute but no rows (len 0: griddepcontrol.wait, then exit), so the output is NOT written. Against the
      * full finalize and MG_DIAG_NO_FINALIZE=1 it splits the finalize's cost into the dependent launch and the work. */
     static const bool fin_empty = getenv("MG_DIAG_FIN_EMPTY") && strcmp(getenv("MG_DIAG_FIN_EMPTY"), "1") == 0;
-    if (max_dim == 1)
-        return launch(pdl, fin_rows_kernel<OutT>, grid_for(len, FIN_POS, FIN_MAX_GRID), st, partial, ntiles,
-                      fin_empty ? 0 : len, out, rem, rem_chunks > 0 ? rem_cols : 0, rem_chunks);
+    if (max_dim == 1) {
+        const int lenq = fin_empty ? 0 : len, rc = rem_chunks > 0 ? rem_cols : 0;
+        /* positions per block: 1 for one row, 8 up to 8 rows (kernel 7's M <= 8), else a warp's 32 */
+        if (len <= 1)
+            return launch(pdl, fin_rows_kernel<OutT, 1>, 1, st, partial, ntiles, lenq, out, rem, rc, rem_chunks);
+        if (len <= 8)
+            return launch(pdl, fin_rows_kernel<OutT, 8>, 1, st, partial, ntiles, lenq, out, rem, rc, rem_chunks);
+        return launch(pdl, fin_rows_kernel<OutT, FIN_POS>, grid_for(len, FIN_POS, FIN_MAX_GRID), st, partial, ntiles,
+                      lenq, out, rem, rc, rem_chunks);
+    }
     double *block_sums = (double *)scratch;
     float *cmax = (float *)((char *)scratch + align_up(sizeof(double) * FIN_MAX_BLOCKS, 256));
     /* The grid of kernel A depends on len only: that is what makes the summation order fixed. */
