@@ -93,7 +93,8 @@ typedef struct mg_kernel {
     int baseline;           /* 1 for cuBLAS-built baselines (kernel 0, cuBLAS bf16x3) */
     const char *device_fn;  /* regex of its device function names, for Nsight Compute's -k (make ncu) */
     const mg_kernel_ops *ops; /* its code (NULL would mark a row that is not built) */
-    int auto_max_m;         /* > 0: auto takes this kernel only for M <= auto_max_m (it runs any M when asked) */
+    int auto_max_m[MG_PREC_COUNT]; /* per precision: > 0: auto takes this kernel only for M <= it (it runs any M
+                             * when asked); 0: no limit */
 } mg_kernel;
 
 /* The registry (src/registry.c): one table that the library, CLI, tests, bench and plots read. */

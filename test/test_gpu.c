@@ -780,7 +780,7 @@ Test(gpu_kernels, ws_rem_split, .timeout = 600) {
 /* Kernel 7 (gemv_stream), the small-M kernel, beyond the suites (whose planted shape has M = 127): M = 1..13 with
  * each row-group width (MT = 1, 2, 4, 8; M = 9 and 13 run a second group of 1 and 5 rows), the 16-byte path (rows of
  * a multiple of 16 bytes) and the scalar path, N not a multiple of its 32 columns, non-finite values planted in x,
- * W and b, both max_dims, every precision; the partial maxima against fp64; and auto's choice of it for M <= 8. */
+ * W and b, both max_dims, every precision; the partial maxima against fp64; and auto's choice of it up to its limits. */
 Test(gpu_kernels, gemv_stream_small_m, .timeout = 600) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = mg_registry_find_name("gemv_stream");
@@ -806,20 +806,26 @@ Test(gpu_kernels, gemv_stream_small_m, .timeout = 600) {
     const shape3 pm[] = {{1, 8192, 1024}, {3, 4099, 264}, {8, 300, 4100}, {9, 130, 72}};
     const int pran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
     cr_expect_eq(pran, 3 * 4 * 2, "kernel 7 ran %d of %d partial-maxima cases", pran, 3 * 4 * 2);
-    /* auto: kernel 7 for a plan of M <= 8 rows, a tiled kernel above */
-    for (int m = 7; m <= 9; m++) {
-        mg_plan_desc d = mg_plan_desc_default();
-        d.m = m;
-        d.n = 8192;
-        d.k = 1024;
-        d.precision = MG_PREC_BF16;
-        mg_plan *plan = NULL;
-        MG_TEST_OK(mg_plan_create(&plan, &d));
-        if (m <= 8)
-            cr_expect_eq(mg_plan_kernel(plan), kern->id, "auto plan M=%d took %s", m, mg_plan_kernel_name(plan));
-        else
-            cr_expect_neq(mg_plan_kernel(plan), kern->id, "auto plan M=%d took gemv_stream", m);
-        mg_plan_destroy(plan);
+    /* auto, through a plan: kernel 7 at its limit in each precision (registry.c), a tiled kernel one row above */
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        const int lim = kern->auto_max_m[prec];
+        cr_assert(lim > 0, "kernel 7 has no auto limit for %s", mg_precision_name((mg_precision)prec));
+        for (int m = lim; m <= lim + 1; m++) {
+            mg_plan_desc d = mg_plan_desc_default();
+            d.m = m;
+            d.n = 8192;
+            d.k = 1024;
+            d.precision = (mg_precision)prec;
+            mg_plan *plan = NULL;
+            MG_TEST_OK(mg_plan_create(&plan, &d));
+            if (m <= lim)
+                cr_expect_eq(mg_plan_kernel(plan), kern->id, "%s auto plan M=%d took %s",
+                             mg_precision_name((mg_precision)prec), m, mg_plan_kernel_name(plan));
+            else
+                cr_expect_neq(mg_plan_kernel(plan), kern->id, "%s auto plan M=%d took gemv_stream",
+                              mg_precision_name((mg_precision)prec), m);
+            mg_plan_destroy(plan);
+        }
     }
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }

@@ -105,7 +105,7 @@ static const mg_kernel *expected_auto(const mg_problem *p, int sm) {
         const mg_kernel *k = mg_registry_at(i);
         if (!mg_kernel_available(k) || k->auto_rank <= 0 || !(k->precisions & (1u << p->prec)) || sm < k->min_sm)
             continue;
-        if (k->auto_max_m > 0 && p->m > k->auto_max_m) continue;
+        if (k->auto_max_m[p->prec] > 0 && p->m > k->auto_max_m[p->prec]) continue;
         if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) continue;
         if (!best || k->auto_rank > best->auto_rank) best = k;
     }
@@ -115,7 +115,7 @@ static const mg_kernel *expected_auto(const mg_problem *p, int sm) {
 Test(registry, auto_picks_only_kernels_that_claim_the_precision) {
     const int sms[] = {70, 80, 89, 90, 100};
     const int dims[] = {0, 1};
-    const int ms[] = {1, 8, 9, 1024};   /* both sides of gemv_stream's auto_max_m */
+    const int ms[] = {1, 2, 3, 8, 9, 1024};   /* both sides of gemv_stream's auto_max_m limits */
     for (int p = 0; p < MG_PREC_COUNT; p++)
         for (size_t s = 0; s < sizeof sms / sizeof sms[0]; s++)
             for (size_t d = 0; d < 2; d++)
@@ -135,26 +135,28 @@ Test(registry, auto_picks_only_kernels_that_claim_the_precision) {
             }
 }
 
-/* The small-M kernel: auto takes it for M = 1..8 in every precision on sm_90, and never above M = 8, where the
- * tiled kernels are faster (it re-streams W once per 8 rows). */
-Test(registry, auto_takes_gemv_stream_up_to_m8) {
+/* The small-M kernel: auto takes it for M = 1 .. its limit in each precision on sm_90 (fp32 8, tf32 1, bf16 2: where
+ * run 47 measured it ahead of the tiled kernels), never above (it re-streams W once per 8 rows). */
+Test(registry, auto_takes_gemv_stream_up_to_its_limits) {
     const mg_kernel *g = mg_registry_find_name("gemv_stream");
     if (!g || !mg_kernel_available(g)) cr_skip_test("no gemv_stream kernel in this build");
-    cr_assert_eq(g->auto_max_m, 8);
-    for (int p = 0; p < MG_PREC_COUNT; p++)
-        for (int dim = 0; dim < 2; dim++) {
+    const int want[MG_PREC_COUNT] = {8, 1, 2};
+    for (int p = 0; p < MG_PREC_COUNT; p++) {
+        cr_assert_eq(g->auto_max_m[p], want[p], "%s: auto_max_m %d", mg_precision_name((mg_precision)p),
+                     g->auto_max_m[p]);
+        for (int dim = 0; dim < 2; dim++)
             for (int m = 1; m <= 12; m++) {
                 const mg_problem prob = {m, 8192, 8192, dim, (mg_precision)p};
                 const mg_kernel *k = mg_registry_auto(&prob, 90);
                 cr_assert_not_null(k, "no auto kernel for M=%d", m);
-                if (m <= 8)
+                if (m <= want[p])
                     cr_assert_eq(k, g, "%s M=%d max_dim %d: auto chose %s, expected gemv_stream",
                                  mg_precision_name((mg_precision)p), m, dim, k->name);
                 else
-                    cr_assert_neq(k, g, "%s M=%d: auto chose gemv_stream above its auto_max_m",
+                    cr_assert_neq(k, g, "%s M=%d: auto chose gemv_stream above its limit",
                                   mg_precision_name((mg_precision)p), m);
             }
-        }
+    }
 }
 
 Test(registry, naive_is_never_auto) {
