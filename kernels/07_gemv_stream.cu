@@ -29,6 +29,7 @@
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -183,7 +184,8 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_stream_kernel(const T *__rest
 }
 
 int gemv_partial_tiles(const mg_problem *p) {
-    return p->max_dim == 1 ? mg_cdiv(p->n, BN) : mg_cdiv(p->m, MG);
+    const long long t = p->max_dim == 1 ? ((long long)p->n + BN - 1) / BN : ((long long)p->m + MG - 1) / MG;
+    return t > INT_MAX ? INT_MAX : (int)t;   /* sizes gemv_supports rejects: no overflow on the way there */
 }
 
 mg_status gemv_supports(const mg_problem *p, int sm) {
@@ -192,9 +194,11 @@ mg_status gemv_supports(const mg_problem *p, int sm) {
         return mg_set_error(MG_ERR_UNSUPPORTED, "gemv_stream: unknown precision %d", (int)p->prec);
     if (p->m < 0 || p->n < 0 || p->k < 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "gemv_stream: negative size (M=%d N=%d K=%d)", p->m, p->n, p->k);
-    if (mg_cdiv(p->m, MG) > MAX_GROUPS)
+    if ((long long)p->m > (long long)MAX_GROUPS * MG)
         return mg_set_error(MG_ERR_UNSUPPORTED, "gemv_stream: M=%d exceeds the grid's y limit (%d rows)", p->m,
                             MAX_GROUPS * MG);
+    if (p->n > INT_MAX - BN)   /* the kernel's column index j0 + r is an int */
+        return mg_set_error(MG_ERR_UNSUPPORTED, "gemv_stream: N=%d too large (at most %d)", p->n, INT_MAX - BN);
     return MG_OK;
 }
 
@@ -229,7 +233,8 @@ mg_status gemv_launch(mg_launch_args *a) {
         return mg_set_error(MG_ERR_SHAPE, "gemv_stream: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
                             p->n, p->max_dim);
     if (!a->b || !a->partial || (p->k > 0 && (!a->x || !a->w)))
-        return mg_set_error(MG_ERR_INVALID_ARG, "gemv_stream: NULL pointer");
+        return mg_set_error(MG_ERR_INVALID_ARG, "gemv_stream: NULL pointer:%s%s%s%s", a->x ? "" : " x",
+                            a->w ? "" : " W", a->b ? "" : " b", a->partial ? "" : " partial");
     /* 16-byte loads need 16-byte rows and 16-byte aligned x and W */
     const size_t row_bytes = (size_t)p->k * mg_elem_bytes(p->prec);
     const bool vec = row_bytes % 16 == 0 && (uintptr_t)a->x % 16 == 0 && (uintptr_t)a->w % 16 == 0;

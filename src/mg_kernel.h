@@ -95,6 +95,8 @@ typedef struct mg_kernel {
     const mg_kernel_ops *ops; /* its code (NULL would mark a row that is not built) */
     int auto_max_m[MG_PREC_COUNT]; /* per precision: > 0: auto takes this kernel only for M <= it (it runs any M
                              * when asked); 0: no limit */
+    int auto_row_align;     /* > 0: auto takes it only when a row of x and W (K elements) is a multiple of this many
+                             * bytes (kernel 7's 16-byte loads; other rows run a scalar path, never measured fast) */
 } mg_kernel;
 
 /* The registry (src/registry.c): one table that the library, CLI, tests, bench and plots read. */

@@ -787,8 +787,10 @@ Test(gpu_kernels, gemv_stream_small_m, .timeout = 600) {
     if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 7 not runnable here");
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
-    /* 16-byte path in every precision: 1 x 8192 x 1024, 2 x 1000 x 520, 3 x 4099 x 264, 9 x 130 x 72;
-     * scalar: 5 x 257 x 129; fp32 16-byte and bf16 scalar: 8 x 300 x 4100, 13 x 8192 x 4098 */
+    /* 16-byte path in every precision: 1 x 8192 x 1024, 2 x 1000 x 520, 3 x 4099 x 264, 9 x 130 x 72 (a second
+     * row group of 1 row); scalar path: 5 x 257 x 129, 13 x 8192 x 4098 (a second group of 5 rows); fp32 16-byte and
+     * bf16 scalar: 8 x 300 x 4100. (Not covered: x or W offset from 16-byte alignment with 16-byte rows, which
+     * takes the scalar path by the launcher's pointer check.) */
     const shape3 api[] = {{1, 8192, 1024}, {2, 1000, 520}, {3, 4099, 264}, {5, 257, 129}, {8, 300, 4100},
                           {9, 130, 72}, {13, 8192, 4098}};
     const plant_kind kinds[] = {PLANT_NONE, PLANT_X_SMALL, PLANT_W_NEGINF, PLANT_B_NAN, PLANT_LAST_W_NAN,

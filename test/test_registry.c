@@ -4,6 +4,8 @@
 
 #include "mg_kernel.h"
 
+#include <string.h>
+
 #include <ctype.h>
 #include <strings.h>
 
@@ -106,6 +108,7 @@ static const mg_kernel *expected_auto(const mg_problem *p, int sm) {
         if (!mg_kernel_available(k) || k->auto_rank <= 0 || !(k->precisions & (1u << p->prec)) || sm < k->min_sm)
             continue;
         if (k->auto_max_m[p->prec] > 0 && p->m > k->auto_max_m[p->prec]) continue;
+        if (k->auto_row_align > 0 && ((long long)p->k * mg_elem_bytes(p->prec)) % k->auto_row_align != 0) continue;
         if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) continue;
         if (!best || k->auto_rank > best->auto_rank) best = k;
     }
@@ -156,7 +159,27 @@ Test(registry, auto_takes_gemv_stream_up_to_its_limits) {
                     cr_assert_neq(k, g, "%s M=%d: auto chose gemv_stream above its limit",
                                   mg_precision_name((mg_precision)p), m);
             }
+        /* rows that are not a multiple of 16 bytes (K = 8190: 16,380 bytes bf16, 32,760 fp32) go to the tiled kernels */
+        const mg_problem odd = {1, 8192, 8190, 1, (mg_precision)p};
+        const mg_kernel *k = mg_registry_auto(&odd, 90);
+        cr_assert(k && k != g, "%s M=1 K=8190: auto chose %s", mg_precision_name((mg_precision)p), k ? k->name : "none");
     }
+    cr_assert_eq(g->auto_row_align, 16);
+}
+
+/* Kernel 7's size checks name the size that is out of range and never overflow on the way (M and N near INT_MAX). */
+Test(registry, gemv_stream_rejects_sizes_it_cannot_index) {
+    const mg_kernel *g = mg_registry_find_name("gemv_stream");
+    if (!g || !mg_kernel_available(g)) cr_skip_test("no gemv_stream kernel in this build");
+    const mg_problem ok = {8, 8192, 8192, 1, MG_PREC_BF16};
+    cr_assert_eq(g->ops->supports(&ok, 90), MG_OK);
+    const mg_problem big_m = {2147483647, 8, 8, 0, MG_PREC_FP32};
+    cr_assert_eq(g->ops->supports(&big_m, 90), MG_ERR_UNSUPPORTED);
+    cr_assert(strstr(mg_last_error(), "M=2147483647") != NULL, "message: %s", mg_last_error());
+    const mg_problem big_n = {1, 2147483640, 8, 1, MG_PREC_FP32};
+    cr_assert_eq(g->ops->supports(&big_n, 90), MG_ERR_UNSUPPORTED);
+    cr_assert(strstr(mg_last_error(), "N=2147483640") != NULL, "message: %s", mg_last_error());
+    cr_assert_gt(g->ops->partial_tiles(&big_n), 0, "partial_tiles overflowed");
 }
 
 Test(registry, naive_is_never_auto) {
