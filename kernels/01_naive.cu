@@ -25,9 +25,6 @@ constexpr int TILE_M = 16;   /* rows per block    (threadIdx.y) */
 constexpr int TILE_N = 16;   /* columns per block (threadIdx.x) */
 constexpr int MAX_GRID_Y = 65535;
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-
 template <typename T>
 __global__ void __launch_bounds__(TILE_M * TILE_N) naive_kernel(const T *__restrict__ x, const T *__restrict__ w,
                                                               const T *__restrict__ b, int M, int N, int K,
@@ -45,8 +42,8 @@ __global__ void __launch_bounds__(TILE_M * TILE_N) naive_kernel(const T *__restr
     const T *xr = x + (size_t)ic * K;
     const T *wr = w + (size_t)jc * K;
     float acc = 0.f;
-    for (int k = 0; k < K; k++) acc = fmaf(to_f32(xr[k]), to_f32(wr[k]), acc);
-    const float v = (i < M && j < N) ? acc + to_f32(b[jc]) : -INFINITY;   /* bias BEFORE the max: NaN/inf exact */
+    for (int k = 0; k < K; k++) acc = fmaf(mg_to_f32(xr[k]), mg_to_f32(wr[k]), acc);
+    const float v = (i < M && j < N) ? acc + mg_to_f32(b[jc]) : -INFINITY;   /* bias BEFORE the max: NaN/inf exact */
     tile[ty][tx] = v;
     __syncthreads();
 

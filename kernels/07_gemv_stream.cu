@@ -46,9 +46,6 @@ constexpr int MG = 8;              /* rows of x per row group (the largest MT) *
 template <int MT> constexpr int steps_ahead() { return MT <= 4 ? 4 : 2; }
 constexpr int MAX_GROUPS = 65535;  /* gridDim.y */
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-
 /* 16 bytes as fp32 values: 4 floats, or 8 bf16 widened (a bf16 is the top half of its fp32: exact). */
 template <typename T> struct Vec;
 template <> struct Vec<float> {
@@ -127,10 +124,10 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_stream_kernel(const T *__rest
         for (int k = lane; k < K; k += 32) {
             float wf[R];
 #pragma unroll
-            for (int r = 0; r < R; r++) wf[r] = to_f32(wrow(r)[k]);
+            for (int r = 0; r < R; r++) wf[r] = mg_to_f32(wrow(r)[k]);
 #pragma unroll
             for (int m = 0; m < MT; m++) {
-                const float xf = to_f32(xrow(m)[k]);
+                const float xf = mg_to_f32(xrow(m)[k]);
 #pragma unroll
                 for (int r = 0; r < R; r++) acc[r][m] = fmaf(xf, wf[r], acc[r][m]);
             }
@@ -146,7 +143,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_stream_kernel(const T *__rest
 #pragma unroll
             for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
             const bool ok = j0 + r < N && m < rows;
-            acc[r][m] = ok ? s + to_f32(b[min(j0 + r, N - 1)]) : -INFINITY;
+            acc[r][m] = ok ? s + mg_to_f32(b[min(j0 + r, N - 1)]) : -INFINITY;
         }
 
     if (max_dim == 1) {

@@ -30,9 +30,6 @@ int grid_for(size_t count) {
     return g < (size_t)UT_MAX_GRID ? (int)(g ? g : 1) : UT_MAX_GRID;
 }
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-
 __device__ __forceinline__ double nanmax_f64(double a, double b) { return (a != a || a > b) ? a : b; }
 __device__ __forceinline__ double gelu_f64(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
 
@@ -68,7 +65,7 @@ __global__ void poison_kernel(T *__restrict__ dst, size_t count, T pattern) {
 template <typename T>
 __global__ void widen_kernel(const T *__restrict__ src, double *__restrict__ dst, size_t count) {
     for (size_t i = (size_t)blockIdx.x * UT_THREADS + threadIdx.x; i < count; i += (size_t)gridDim.x * UT_THREADS)
-        dst[i] = (double)to_f32(src[i]);
+        dst[i] = (double)mg_to_f32(src[i]);
 }
 
 /* Block-wide NaN-propagating max (fp64 or fp32); valid in thread 0. */
@@ -155,7 +152,7 @@ __global__ void __launch_bounds__(UT_THREADS) bias_rowmax_kernel(const T *__rest
     for (int j = threadIdx.x * VEC; j < n; j += UT_THREADS * VEC) {
         const Vec<T, VEC> yv = load_vec<T, VEC>(row + j), bv = load_vec<T, VEC>(b + j);
 #pragma unroll
-        for (int e = 0; e < VEC; e++) m = mg_nanmaxf(m, to_f32(yv.v[e]) + to_f32(bv.v[e]));  /* bias BEFORE max */
+        for (int e = 0; e < VEC; e++) m = mg_nanmaxf(m, mg_to_f32(yv.v[e]) + mg_to_f32(bv.v[e]));  /* bias BEFORE max */
     }
     m = block_nanmax(m);
     if (threadIdx.x == 0) partial[blockIdx.x] = m;
@@ -172,8 +169,8 @@ __global__ void __launch_bounds__(UT_THREADS) bias_colmax_kernel(const T *__rest
     const int j = blockIdx.x * 32 + tx;
     float c = -INFINITY;
     if (j < n) {
-        const float bj = to_f32(b[j]);
-        for (int i = ty; i < m; i += COL_ROWS) c = mg_nanmaxf(c, to_f32(y[(size_t)i * n + j]) + bj);
+        const float bj = mg_to_f32(b[j]);
+        for (int i = ty; i < m; i += COL_ROWS) c = mg_nanmaxf(c, mg_to_f32(y[(size_t)i * n + j]) + bj);
     }
     part[ty][tx] = c;
     __syncthreads();

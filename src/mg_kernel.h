@@ -143,8 +143,12 @@ static inline int mg_partial_len(const mg_problem *p) { return p->max_dim == 1 ?
 #endif
 
 #ifdef __CUDACC__
+#include <cuda_bf16.h>
 /* NaN-propagating max, as torch.max: a NaN in either argument gives NaN. */
 __device__ __forceinline__ float mg_nanmaxf(float a, float b) { return (a != a || a > b) ? a : b; }
+/* An element of x, W or b as fp32 (fp32 and tf32 modes store float, bf16 mode __nv_bfloat16: exact either way). */
+__device__ __forceinline__ float mg_to_f32(float v) { return v; }
+__device__ __forceinline__ float mg_to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 #endif
 
 /* CUDA error plumbing for .cu launchers: returns MG_ERR_CUDA with the call text and CUDA's message. */
