@@ -217,15 +217,22 @@ static void parse_file(const char *path, mg_tile_config *out, int max, int *coun
     cr_assert_eq(rc, 0, "%s", err);
 }
 
-Test(tile_config, real_files_parse_and_match_generated_table) {
-    char root[1024], pattern[1100];
-    repo_root(root, sizeof root);
+/* The repository's files matching rel (a glob pattern under the repository root) into *g (globfree it); skips the
+ * test where the repository cannot be found from the working directory. root gets the root (at least 1024 bytes). */
+static void glob_repo(const char *rel, char *root, glob_t *g) {
+    char pattern[1100];
+    repo_root(root, 1024);
     if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
-    snprintf(pattern, sizeof pattern, "%s/tile_configs/*.cfg", root);
-    glob_t g;
-    memset(&g, 0, sizeof g);
-    const int grc = glob(pattern, 0, NULL, &g);
+    snprintf(pattern, sizeof pattern, "%s/%s", root, rel);
+    memset(g, 0, sizeof *g);
+    const int grc = glob(pattern, 0, NULL, g);
     cr_assert(grc == 0 || grc == GLOB_NOMATCH, "glob failed");
+}
+
+Test(tile_config, real_files_parse_and_match_generated_table) {
+    char root[1024];
+    glob_t g;
+    glob_repo("tile_configs/*.cfg", root, &g);
     static mg_tile_config all[4096];
     int total = 0;
     for (size_t i = 0; i < g.gl_pathc; i++) parse_file(g.gl_pathv[i], all, 4096, &total);
@@ -316,14 +323,9 @@ Test(tile_config, registry_tile_configs_exist) {
  * variant made before a configuration was added stops building (session 6 found 14 variants without the mid-M
  * rows). */
 Test(tile_config, tune_variants_cover_every_row) {
-    char root[1024], pattern[1100];
-    repo_root(root, sizeof root);
-    if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
-    snprintf(pattern, sizeof pattern, "%s/tune/*/*.cfg", root);
+    char root[1024];
     glob_t g;
-    memset(&g, 0, sizeof g);
-    const int grc = glob(pattern, 0, NULL, &g);
-    cr_assert(grc == 0 || grc == GLOB_NOMATCH, "glob failed");
+    glob_repo("tune/*/*.cfg", root, &g);
     int checked = 0;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         static mg_tile_config var[MAXR], def[MAXR];
