@@ -1,83 +1,92 @@
-/* 06_wgmma_bf16x3.cu: kernel 6, fp32-accurate split precision fused on kernel 4's design (fp32 mode only).
+/* 06_wgmma_bf16x3.cu: kernel 6, fp32-accurate split precision fused on kernel 4's warp-specialized design (fp32 mode).
  *
- * Technique: every fp32 operand v = hi + lo (+ 2^-17 |v| at most), hi and lo bf16 (kernels/split.cu); then
+ * What it shows: fp32-mode accuracy (1e-4) from bf16 tensor cores. Every fp32 operand v = hi + lo (+ 2^-17 |v| at
+ * most), hi and lo bf16 (kernels/split.cu's rules); then
  *     x W^T ~= x_lo W_hi^T + x_hi W_lo^T + x_hi W_hi^T      (x_lo W_lo^T dropped: notes/05_06_split.md)
- * computed by kernels/wgmma_ws.cuh with Scheme::kBF16x3: each pipeline stage holds FOUR tiles (A_hi, A_lo,
- * B_hi, B_lo; A = x, B = W), and per k16-step each consumer issues three m64n256k16 bf16 wgmmas (lo*hi, hi*lo,
- * hi*hi, small terms first) into ONE fp32 accumulator. Same producer/consumer roles, persistent grouped grid
- * and fused bias + max epilogue as kernel 4; y is never written.
- * What changed from kernel 5 (cuBLAS bf16x3): one kernel instead of three GEMMs + a y round trip + a bias/max
- * pass; each hi/lo tile is loaded once and feeds two products; the epilogue is fused.
- * Tile shape: tile_configs/wgmma_bf16x3.cfg (BK = 32 bf16 = 64-byte rows with the 64B swizzle, so four tiles
- * per stage still fit 4 stages). Measured result: not yet measured (prediction in notes/05_06_split.md).
+ * W is split ONCE in prepare into W hi / lo, K-permuted within 32-column blocks (ws_mainloop.cuh "THE K PERMUTATION").
+ * x is not pre-split: the producer TMA-loads the caller's fp32 x tile; each consumer reads its rows of x from shared
+ * memory into registers, splits them there and issues the three products as register-A m64n256k16 bf16 wgmma into one
+ * fp32 accumulator (Scheme kBF16x3RS). Same roles, scheduler, stream-K and fused epilogue as kernel 4
+ * (kernels/ws_kernel.cuh); the plan is src/ws_policy.h's with one configuration (tile_configs/wgmma_bf16x3.cfg).
+ * What changed from kernel 5 (cuBLAS bf16x3): one kernel instead of three GEMMs + a y round trip + a bias/max pass.
+ * W holding +-inf needs the exact SIMT kernel (a bf16 split cannot carry inf exactly): prepare hands the weights to
+ * kernel 1 (mg_prepared::runner). History (the pre-split scheme, tile shapes tried): notes/05_06_split.md.
  *
- * TWO SCHEMES, chosen at compile time (MG_K6_PRESPLIT; tools/tune.sh builds both for side-by-side timing):
- *   MG_K6_PRESPLIT 0 (default): Scheme::kBF16x3RS. x is NOT pre-split: the producer TMA-loads the caller's fp32
- *     x tile (BM x 32 fp32, 128B swizzle) and the W hi/lo tiles; each consumer reads its 64 rows of x from
- *     shared memory into registers, splits them into bf16 hi/lo there and issues the three products as
- *     register-A wgmma (wgmma_ws.cuh, "Scheme kBF16x3RS"). W is split ONCE in prepare into prep->buf[0] (hi)
- *     and buf[1] (lo), K-permuted within 32-column blocks (rows padded to a multiple of 32 with zeros). No
- *     per-call split launch; x goes to the workspace only when TMA cannot read it in place (K % 4 != 0 or a
- *     base that is not 16-byte aligned): a padded copy, as kernel 4 does. Needs bk 32 in the tile config.
- *   MG_K6_PRESPLIT 1: Scheme::kBF16x3 (the first version, measured 0.5103 / 0.5147 ms). W is split ONCE in
- *     prepare (rows padded to 8 elements, TMA's 16-byte rule), x per call by mg_split_bf16 into the workspace
- *     (x_hi, then x_lo), ~0.02-0.03 ms at the headline (32 MiB read, 32 MiB written, one more launch).
- * Both: W holding +-inf -> the exact fallback (naive SIMT kernel), decided in prepare.
- * Small M: kernel 4's stream-K (wgmma_ws.cuh) splits every tile's k-range over all SMs below half a wave. Measured
- * (runs 14-15, N = K = 8192): M = 1 / 64 / 256 0.232 / 0.234 / 0.236 ms -> 0.095 / 0.099 / 0.159 ms, i.e. 1.08x /
- * 2.19x / 4.41x SGEMM (was 0.43x / 0.92x / 2.94x); the headline unchanged (5.5x).
+ * Run:  build/maxgemm run --kernel 6 --precision fp32 --check
+ * Measured (H200, run 47, M=1024 N=K=8192, paired with kernel 0 = SGEMM): 0.51 ms, 5.4x SGEMM.
  */
 #include <cuda_runtime.h>
 
 #include "split.h"
-#include "wgmma_ws.cuh"
+#include "ws_host.cuh"
 
 #if !defined(MG_TILE_wgmma_bf16x3_fp32)
 #error "tile_configs/wgmma_bf16x3.cfg must have a 'wgmma_bf16x3 fp32' row"
 #endif
 
-#ifndef MG_K6_PRESPLIT
-#define MG_K6_PRESPLIT 0
-#endif
-
 namespace {
 
-#if MG_K6_PRESPLIT
-using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3, MG_TILE_wgmma_bf16x3_fp32>;
-#else
 using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3RS, MG_TILE_wgmma_bf16x3_fp32>;
-#endif
-constexpr bool kRS = CfgX3::T::kRegA;
 
-/* Row stride (elements) of the prepared W hi / lo: pre-split: K rounded up to 8 (16 bytes); RS: K rounded up to
- * 32 (whole permutation blocks). */
-int64_t x3_ld(const mg_problem *p) {
-    if constexpr (kRS) return mgws::rs_w_ld(p->k);
-    else return mgws::padded_k<CfgX3>(p->k);
-}
-/* Pre-split: one of the x_hi / x_lo workspace parts (bf16, row stride x3_ld). */
-size_t x_part_bytes(const mg_problem *p) { return mgws::align256((size_t)p->m * (size_t)x3_ld(p) * 2); }
-/* RS: row stride (fp32 elements) of the padded copy of x: K rounded up to 4 (16 bytes). */
-int64_t rs_x_ld(const mg_problem *p) { return (p->k + 3) / 4 * 4; }
-
-int x3_rows(const mg_problem *p) { return mgws::partial_rows<CfgX3>(p); }
-/* Room for the exact fallback's rows too (W holding +-inf, see mg_prepared.exact_fallback). */
-int x3_partial_tiles(const mg_problem *p) {
-    const int own = x3_rows(p), naive = mg_ops_naive.partial_tiles(p);
-    return own > naive ? own : naive;
+mg_ws_kernel kdesc() {
+    /* x is read as fp32 (4 bytes, rows padded to 4 elements); a misaligned x is copied, as its K tail is */
+    mg_ws_kernel kd = {"wgmma_bf16x3", {CfgX3::shape(), CfgX3::shape(), CfgX3::shape(), CfgX3::shape()}, 1, 0, 4, 4, 1};
+    return kd;
 }
 
-/* RS: room for a padded copy of x, used only when TMA cannot read x in place (the same bytes as the pre-split
- * scheme's x_hi + x_lo; kept whatever the alignment of the x a launch will bring). */
-size_t x_bytes(const mg_problem *p) {
-    if (p->k == 0) return 0;
-    if constexpr (kRS) return mgws::align256((size_t)p->m * (size_t)rs_x_ld(p) * 4);
-    else return mgws::align256(2 * x_part_bytes(p));
+/* Row stride (elements) of the prepared W hi / lo: K rounded up to 32 (whole permutation blocks). */
+int64_t w_ld(int64_t k) { return (k + 31) / 32 * 32; }
+
+/* W (rows x k fp32, dense) -> hi, lo (rows x ld bf16), split and K-permuted within each 32-column block
+ * (mgws::rs_perm_src); columns >= k are 0. One thread per (row, 32-column block): it reads the block's 32 floats and
+ * writes 4 x 16 bytes of hi and of lo, where 16-byte word j holds positions 8j .. 8j + 7 = step j / 2, half j % 2,
+ * pairs q = 0..3. */
+__global__ void __launch_bounds__(256) split_w_kernel(const float *__restrict__ w, int64_t rows, int64_t k, int64_t ld,
+                                                      bool vec, uint4 *__restrict__ hi, uint4 *__restrict__ lo) {
+    const int64_t blocks = ld / 32;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows * blocks;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / blocks, c0 = (i % blocks) * 32;
+        const float *src = w + r * k + c0;
+        float v[32];
+        if (vec) { /* k % 4 == 0 and w 16-byte aligned: a float4 is wholly inside or wholly past k */
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const float4 f = c0 + 4 * j < k ? __ldg(reinterpret_cast<const float4 *>(src) + j)
+                                                : make_float4(0.f, 0.f, 0.f, 0.f);
+                v[4 * j] = f.x; v[4 * j + 1] = f.y; v[4 * j + 2] = f.z; v[4 * j + 3] = f.w;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 32; j++) v[j] = c0 + j < k ? __ldg(src + j) : 0.f;
+        }
+        uint4 *h = hi + (r * ld + c0) / 8, *l = lo + (r * ld + c0) / 8;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t hw[4], lw[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int p = 8 * j + 2 * q;  /* positions p, p + 1 <- columns rs_perm_src(p), + 1 */
+                static_assert(mgws::rs_perm_src(1) == mgws::rs_perm_src(0) + 1, "pairs stay adjacent");
+                mgws::rs_split_pair(v[mgws::rs_perm_src(p)], v[mgws::rs_perm_src(p) + 1], hw[q], lw[q]);
+            }
+            h[j] = make_uint4(hw[0], hw[1], hw[2], hw[3]);
+            l[j] = make_uint4(lw[0], lw[1], lw[2], lw[3]);
+        }
+    }
 }
 
-/* Workspace: [x: padded copy (RS) or hi + lo (pre-split)] ... [the stream-K slots and flags, when they can be used:
- * always the last bytes, mgws::run]. */
-size_t x3_workspace_bytes(const mg_problem *p) { return x_bytes(p) + mgws::sk_workspace_bytes<CfgX3>(p); }
+mg_status split_w(const float *w, int64_t rows, int64_t k, uint16_t *hi, uint16_t *lo, void *stream) {
+    const int64_t ld = w_ld(k);
+    const int64_t work = rows * (ld / 32);
+    if (work == 0) return MG_OK;
+    const bool vec = k % 4 == 0 && (uintptr_t)w % 16 == 0;
+    const int64_t blocks = (work + 255) / 256;
+    split_w_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, (cudaStream_t)stream>>>(
+        w, rows, k, ld, vec, reinterpret_cast<uint4 *>(hi), reinterpret_cast<uint4 *>(lo));
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
 
 mg_status x3_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_FP32)
@@ -90,86 +99,73 @@ mg_status x3_supports(const mg_problem *p, int sm) {
     return MG_OK;
 }
 
-/* W -> hi, lo (rows of ld elements): RS with the K permutation (wgmma_ws.cuh), pre-split in natural order. */
-mg_status split_w(const float *w, const mg_problem *p, int64_t ld, uint16_t *hi, uint16_t *lo, void *stream) {
-    if constexpr (kRS) return mgws::rs_split_w(w, p->n, p->k, hi, lo, stream);
-    else return mg_split_bf16(w, p->n, p->k, ld, hi, lo, stream);
+/* Its own bounds, and room for the exact fallback's (W holding +-inf: kernel 1 runs these weights). */
+void x3_bounds(const mg_problem *p, const mg_device *dev, int *rows, size_t *ws) {
+    const mg_ws_kernel kd = kdesc();
+    mg_ws_bounds(&kd, p->m, p->n, p->k, p->max_dim, dev->num_sms, rows, ws);
+    int nrows = 0;
+    size_t nws = 0;
+    mg_ops_naive.bounds(p, dev, &nrows, &nws);
+    if (nrows > *rows) *rows = nrows;
+    if (nws > *ws) *ws = nws;
 }
 
-mg_status x3_prepare(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream) {
-    (void)b;
+mg_status x3_plan(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp) {
     mg_status st = x3_supports(p, 0);
     if (st != MG_OK) return st;
-    const int64_t ld = x3_ld(p);
-    out->ld = (int)ld;
+    const mg_ws_kernel kd = kdesc();
+    mg_ws_plan &pl = mgws::plan_of(lp);
+    char why[160];
+    if (mg_ws_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, opt, &pl,
+                        &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
+    mg_ws_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
+    return MG_OK;
+}
+
+mg_status x3_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
+                     void *stream) {
+    (void)b;
+    (void)dev;
+    mg_status st = x3_supports(p, 0);
+    if (st != MG_OK) return st;
     if (p->n == 0 || p->k == 0) return MG_OK; /* no k-iterations: the kernel never reads W */
     int has_inf = 0;
     if ((st = mg_has_inf_f32((const float *)w, (size_t)p->n * (size_t)p->k, &has_inf, stream)) != MG_OK) return st;
-    out->exact_fallback = has_inf;
-    if (has_inf) return MG_OK;                /* launch runs the exact SIMT kernel on W itself */
+    if (has_inf) {
+        out->runner = &mg_ops_naive; /* exact semantics for these weights (see the header) */
+        return MG_OK;
+    }
+    const int64_t ld = w_ld(p->k);
     const size_t bytes = (size_t)p->n * (size_t)ld * 2;
-    if ((st = mgws::dev_alloc(out, 0, bytes, "wgmma_bf16x3 W hi")) != MG_OK ||
-        (st = mgws::dev_alloc(out, 1, bytes, "wgmma_bf16x3 W lo")) != MG_OK ||
-        (st = split_w((const float *)w, p, ld, (uint16_t *)out->buf[0], (uint16_t *)out->buf[1], stream)) != MG_OK ||
-        (st = mgws::alloc_host(out)) != MG_OK) {
-        mgws::release_prepared(out);
+    mgws::State *h = nullptr;
+    if ((st = mgws::state_alloc(&h)) != MG_OK) return st;
+    if ((st = mgws::dev_alloc(&h->buf[0], bytes, "wgmma_bf16x3 W hi")) != MG_OK ||
+        (st = mgws::dev_alloc(&h->buf[1], bytes, "wgmma_bf16x3 W lo")) != MG_OK ||
+        (st = split_w((const float *)w, p->n, p->k, (uint16_t *)h->buf[0], (uint16_t *)h->buf[1], stream)) != MG_OK) {
+        mgws::state_release(h);
         return st;
     }
-    mgws::PreparedHost *h = static_cast<mgws::PreparedHost *>(out->host);
-    /* RS: the permuted W has data at positions >= K (a column < K can land past K inside the last 32-block), so
-     * its descriptor spans the whole padded width ld (zeros past K); pre-split: K columns (TMA zero-fills). */
-    const int64_t w_cols = kRS ? ld : p->k;
+    /* the permuted W has data at positions >= K (a column < K can land past K inside the last 32-block), so its
+     * descriptor spans the whole padded width ld (zeros past K) */
     for (int q = 0; q < 2 && st == MG_OK; q++)
-        st = mgws::make_map_b<CfgX3>(&h->b[q], out->buf[q], p->n, w_cols, ld, CfgX3::B_BOX_ROWS);
-    if (st != MG_OK) mgws::release_prepared(out);
-    return st;
+        st = mgws::make_map_b<CfgX3>(&h->b[q], h->buf[q], p->n, ld, ld, CfgX3::BN);
+    if (st != MG_OK) {
+        mgws::state_release(h);
+        return st;
+    }
+    out->state = h;
+    return MG_OK;
 }
 
-mg_status x3_launch(mg_launch_args *a) {
-    const mg_problem *p = &a->p;
-    mg_status st = x3_supports(p, 0);
-    if (st != MG_OK) return st;
-    if (a->prep && a->prep->exact_fallback) return mg_ops_naive.launch(a);
-    a->ntiles = x3_rows(p);
-    if (mg_partial_len(p) == 0) return MG_OK;
-    if (p->m == 0 || p->n == 0)
-        return mg_set_error(MG_ERR_SHAPE, "wgmma_bf16x3: max over an empty dimension (M=%d, N=%d, max_dim %d)",
-                            p->m, p->n, p->max_dim);
-    mgws::Params prm;
-    memset(&prm, 0, sizeof prm);
-    if (p->k > 0) {
-        const int64_t ld = x3_ld(p);
-        if (!a->prep || !a->prep->host || !a->prep->buf[0] || !a->prep->buf[1] || a->prep->ld != ld)
-            return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_bf16x3: W was not prepared for this problem");
-        if constexpr (kRS) {
-            /* x read in place by TMA (fp32, 128B swizzle) when its rows are 16-byte multiples and its base is
-             * 16-byte aligned; otherwise a padded copy in the workspace (the descriptor still says K columns, so
-             * the padding is never read: TMA zero-fills past K). */
-            const void *xb = a->x;
-            int64_t xld = p->k;
-            if (p->k % 4 != 0 || (uintptr_t)a->x % 16 != 0) {
-                if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_bf16x3: no workspace for the padded x");
-                xld = rs_x_ld(p);
-                MG_CUDA_TRY(cudaMemcpy2DAsync(a->ws, (size_t)xld * 4, a->x, (size_t)p->k * 4, (size_t)p->k * 4,
-                                              (size_t)p->m, cudaMemcpyDeviceToDevice, (cudaStream_t)a->stream));
-                xb = a->ws;
-            }
-            if ((st = mgws::make_map_a<CfgX3>(&prm.a[0], xb, p->m, p->k, xld, CfgX3::BM)) != MG_OK) return st;
-        } else {
-            if (!a->ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_bf16x3: no workspace for the split x");
-            uint16_t *x_hi = static_cast<uint16_t *>(a->ws);
-            uint16_t *x_lo = reinterpret_cast<uint16_t *>(static_cast<char *>(a->ws) + x_part_bytes(p));
-            if ((st = mg_split_bf16((const float *)a->x, p->m, p->k, ld, x_hi, x_lo, a->stream)) != MG_OK) return st;
-            if ((st = mgws::make_map<CfgX3>(&prm.a[0], x_hi, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
-            if ((st = mgws::make_map<CfgX3>(&prm.a[1], x_lo, p->m, p->k, ld, CfgX3::BM)) != MG_OK) return st;
-        }
-        memcpy(&prm.b[0], static_cast<const mgws::PreparedHost *>(a->prep->host)->b, 2 * sizeof(CUtensorMap));
-    }
-    return mgws::run<CfgX3>(a, prm, x_bytes(p));   /* the stream-K slots sit at the workspace's end */
+mg_status x3_launch(const mg_launch_plan *lp, const mg_io *io, const void *state, void *stream) {
+    const mgws::State *h = static_cast<const mgws::State *>(state);
+    if (lp->p.k > 0 && !h) return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_bf16x3: W was not prepared for this problem");
+    return mgws::launch_plan<CfgX3>(lp, io, h ? h->b : nullptr, nullptr, nullptr, stream, "wgmma_bf16x3");
 }
 
 }  // namespace
 
 extern "C" const mg_kernel_ops mg_ops_wgmma_bf16x3 = {
-    x3_partial_tiles, x3_workspace_bytes, x3_supports, x3_prepare, mgws::release_prepared, x3_launch,
+    x3_supports, x3_bounds, x3_plan, x3_prepare, mgws::state_release, x3_launch,
 };

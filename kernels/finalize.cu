@@ -21,7 +21,7 @@
  * stream has completed and its memory is visible (a no-op when launched without the attribute). So the launch
  * itself overlaps the tail of the GEMM kernel before it (kernels 4 and 6 execute griddepcontrol.launch_dependents
  * at their start; a primary that never does is treated as triggering when it completes). Off while the stream is
- * being captured into a graph (the graphs keep their plain edges) and with MG_PDL=0 (A/B timing).
+ * being captured into a graph (the graphs keep their plain edges) and with options.pdl = 0 (`--no-pdl`).
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -212,10 +212,10 @@ int grid_for(int len, int per_block, int cap) {
     return g < cap ? g : cap;
 }
 
-/* Whether this launch may use PDL: not with MG_PDL=0, and not while st is being captured. */
-bool use_pdl(cudaStream_t st) {
-    static const bool off = getenv("MG_PDL") && strcmp(getenv("MG_PDL"), "0") == 0;
-    if (off) return false;
+/* Whether this launch may use PDL: when the options ask for it (mg_options.pdl), and not while st is being
+ * captured. */
+bool use_pdl(bool want, cudaStream_t st) {
+    if (!want) return false;
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -242,14 +242,10 @@ mg_status launch(bool pdl, void (*kern)(KArgs...), int grid, cudaStream_t st, Ar
 
 template <typename OutT>
 mg_status finalize_typed(const float *partial, int ntiles, int len, int max_dim, OutT *out, void *scratch,
-                         const float *rem, int rem_cols, int rem_chunks, cudaStream_t st) {
-    const bool pdl = use_pdl(st);
-    /* Timing diagnostic (A/B runs only): MG_DIAG_FIN_EMPTY=1 launches the max_dim 1 kernel with its usual grid and
-     * PDL attribute but no rows (len 0: griddepcontrol.wait, then exit), so the output is NOT written. Against the
-     * full finalize and MG_DIAG_NO_FINALIZE=1 it splits the finalize's cost into the dependent launch and the work. */
-    static const bool fin_empty = getenv("MG_DIAG_FIN_EMPTY") && strcmp(getenv("MG_DIAG_FIN_EMPTY"), "1") == 0;
+                         const float *rem, int rem_cols, int rem_chunks, bool want_pdl, cudaStream_t st) {
+    const bool pdl = use_pdl(want_pdl, st);
     if (max_dim == 1) {
-        const int lenq = fin_empty ? 0 : len, rc = rem_chunks > 0 ? rem_cols : 0;
+        const int lenq = len, rc = rem_chunks > 0 ? rem_cols : 0;
         /* positions per block: 1 for one row, 8 up to 8 rows (kernel 7's M <= 8), else a warp's 32 */
         if (len <= 1)
             return launch(pdl, fin_rows_kernel<OutT, 1>, 1, st, partial, ntiles, lenq, out, rem, rc, rem_chunks);
@@ -277,12 +273,12 @@ extern "C" size_t mg_finalize_scratch_bytes(int len) {
 
 extern "C" mg_status mg_finalize(const float *partial, int ntiles, int len, int max_dim, mg_precision prec,
                                  void *out, void *scratch, void *stream) {
-    return mg_finalize_rem(partial, ntiles, len, max_dim, prec, out, scratch, NULL, 0, 0, stream);
+    return mg_finalize_rem(partial, ntiles, len, max_dim, prec, out, scratch, NULL, 0, 0, 1, stream);
 }
 
 extern "C" mg_status mg_finalize_rem(const float *partial, int ntiles, int len, int max_dim, mg_precision prec,
                                      void *out, void *scratch, const float *rem, int rem_cols, int rem_chunks,
-                                     void *stream) {
+                                     int pdl, void *stream) {
     if (len < 0) return mg_set_error(MG_ERR_INVALID_ARG, "mg_finalize: negative length %d", len);
     if (max_dim != 0 && max_dim != 1)
         return mg_set_error(MG_ERR_MAX_DIM, "mg_finalize: max_dim must be normalised to 0 or 1 (got %d)", max_dim);
@@ -303,6 +299,6 @@ extern "C" mg_status mg_finalize_rem(const float *partial, int ntiles, int len, 
     cudaStream_t st = (cudaStream_t)stream;
     if (prec == MG_PREC_BF16)
         return finalize_typed(partial, ntiles, len, max_dim, (__nv_bfloat16 *)out, scratch, rem, rem_cols, rem_chunks,
-                              st);
-    return finalize_typed(partial, ntiles, len, max_dim, (float *)out, scratch, rem, rem_cols, rem_chunks, st);
+                              pdl != 0, st);
+    return finalize_typed(partial, ntiles, len, max_dim, (float *)out, scratch, rem, rem_cols, rem_chunks, pdl != 0, st);
 }

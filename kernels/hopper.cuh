@@ -50,7 +50,7 @@
 /* Shared-memory addresses, fences                                                                  */
 /* ============================================================================================== */
 
-/* GPU-scope release store / acquire load of a flag in global memory (the stream-K handshake of wgmma_ws.cuh:
+/* GPU-scope release store / acquire load of a flag in global memory (the stream-K handshake of ws_streamk.cuh:
  * the writer's data, fenced before the release, is visible to whoever acquires the flag). */
 __device__ __forceinline__ void mg_st_release_gpu(int *p, int v) {
     asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
@@ -134,89 +134,6 @@ __device__ __forceinline__ void mg_mbar_wait(uint64_t *bar, uint32_t parity) {
     }
 }
 
-/* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates the
- * address). Used to tell the CTA that multicasts into this CTA's stage that this CTA is done with the stage.
- * cta_rank may be this CTA. The semantics are the instruction's default, .release.cta, exactly as CUTLASS
- * (ClusterBarrier::arrive(cta_id, pred), used by PipelineTmaAsync::consumer_release), DeepGEMM and Triton spell
- * the remote arrive; the waiter is the peer's producer with a plain (acquire.cta) mg_mbar_wait.
- * DO NOT add .release.cluster here: sm_90 has no cluster-scope fence, so ptxas emits MEMBAR.ALL.CTA +
- * MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before EVERY such arrive (verified in the SASS, CUDA 13.0). On the consumer's
- * critical path (between wgmma.wait_group and the next wgmma issue, once per k-iteration per CTA of the cluster)
- * that GPU-scope fence is the attributed cause of kernel 4's 1.83x with cluster 2 in r4 (notes/04_wgmma_ws.md,
- * "Cluster 2: the 1.83x"; tune/c2_diag_rel re-measures it). Nothing needs
- * it: the stage's readers are this warp's wgmmas (complete at wgmma.wait_group) or its ld.shared (their values
- * were consumed before the arrive), and the only later writer is a TMA issued after the peer's producer observed
- * the barrier phase; no generic-proxy data is published through this barrier. */
-__device__ __forceinline__ void mg_mbar_arrive_cluster(uint64_t *bar, uint32_t cta_rank) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)), "r"(cta_rank)
-        : "memory");
-}
-
-/* DIAGNOSTIC ONLY (kernels/wgmma_ws.cuh MG_WS_DIAG_REL_CLUSTER): the arrive above with .release.cluster, as the
- * first cluster-2 version had it (SASS: MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before the arrive).
- * Kept so that one tune run can measure what it costs. Its companion then, a try_wait.parity.acquire.cluster
- * for the producer's empty wait (SASS: CCTL.IVALL, an L1 invalidate, after every successful probe), is gone: the
- * producer waits with the plain mg_mbar_wait, as CUTLASS's PipelineTmaAsync::producer_acquire does. */
-__device__ __forceinline__ void mg_mbar_arrive_cluster_rel_cluster(uint64_t *bar, uint32_t cta_rank) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)),
-        "r"(cta_rank)
-        : "memory");
-}
-
-/* ============================================================================================== */
-/* Clusters                                                                                        */
-/* ============================================================================================== */
-
-__device__ __forceinline__ uint32_t mg_cluster_ctarank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-/* Index of this CTA's cluster in the grid (x) and the number of clusters (x): with a 1D grid of 1D clusters,
- * the CTAs of cluster c are exactly those that read mg_cluster_id_x() == c, whatever the hardware's placement. */
-__device__ __forceinline__ uint32_t mg_cluster_id_x() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ uint32_t mg_num_clusters_x() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ uint32_t mg_cluster_nctarank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
-    return r;
-}
-/* Full cluster barrier: every thread of every CTA in the cluster arrives (release) then waits (acquire).
- * Use after barrier init when other CTAs will signal this CTA's barriers, and before exit when other CTAs may
- * still arrive on (or multicast into) this CTA's shared memory. */
-__device__ __forceinline__ void mg_cluster_arrive() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void mg_cluster_wait() {
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void mg_cluster_sync() {
-    mg_cluster_arrive();
-    mg_cluster_wait();
-}
-/* The same without .aligned: legal when the threads of a warp reach it at different times (divergent role code,
- * e.g. one producer thread leaving its loop while its 31 warp mates arrived long before). Callers make every
- * thread of every CTA of the cluster execute it once per use (no thread returns early), so the question of how
- * exited threads count never arises. */
-__device__ __forceinline__ void mg_cluster_sync_unaligned() {
-    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
-    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
-}
-
 /* ============================================================================================== */
 /* TMA (cp.async.bulk.tensor), issued by ONE thread                                                */
 /* ============================================================================================== */
@@ -235,18 +152,6 @@ __device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tma
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(mg_smem_u32(dst)),
         "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1)
-        : "memory");
-}
-
-/* The multicast variant: the same box lands at the same smem offset in every CTA of the cluster whose bit is
- * set in cta_mask (bit i = %cluster_ctarank i), and each destination CTA's barrier at bar's offset receives
- * complete_tx(box bytes). */
-__device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
-                                                         int32_t c0, int32_t c1, uint16_t cta_mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(mg_smem_u32(dst)),
-        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
         : "memory");
 }
 
@@ -423,7 +328,7 @@ MG_WGMMA_SS(mg_wgmma_tf32, 128, 64, "k8.f32.tf32.tf32", "1, 1", 64, 65, 66)
 MG_WGMMA_SS(mg_wgmma_tf32, 192, 96, "k8.f32.tf32.tf32", "1, 1", 96, 97, 98)
 MG_WGMMA_SS(mg_wgmma_tf32, 256, 128, "k8.f32.tf32.tf32", "1, 1", 128, 129, 130)
 /* m64n248 into the first 124 of 128 accumulators (the last 4 are left alone): the narrow panels of kernel 4's
- * mixed-width tiling (wgmma_ws.cuh, "MIXED PANELS"), which keeps one 128-register accumulator array for both
+ * mixed-width tiling (ws_scheduler.cuh, "PANELS"), which keeps one 128-register accumulator array for both
  * widths. */
 #define MG_WGMMA_SS_N248(FN, TYPE, IMM)                                                                          \
     __device__ __forceinline__ void FN(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int scale_d) {        \

@@ -19,42 +19,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* ---- errors ------------------------------------------------------------------------------------ */
-static _Thread_local char last_error[1024];
-
-mg_status mg_set_error(mg_status s, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-const char *mg_last_error(void) { return last_error; }
-
-const char *mg_strerror(mg_status s) {
-    switch (s) {
-    case MG_OK: return "success";
-    case MG_ERR_INVALID_ARG: return "invalid argument";
-    case MG_ERR_SHAPE: return "invalid shape";
-    case MG_ERR_MAX_DIM: return "invalid max_dim (must be -2, -1, 0 or 1)";
-    case MG_ERR_PRECISION: return "unknown precision mode (fp32, tf32 or bf16)";
-    case MG_ERR_KERNEL: return "unknown kernel";
-    case MG_ERR_UNSUPPORTED: return "kernel does not support this problem";
-    case MG_ERR_NO_DEVICE: return "no CUDA device";
-    case MG_ERR_OUT_OF_MEMORY: return "out of device memory";
-    case MG_ERR_NO_WEIGHTS: return "weights not set (call mg_set_weights first)";
-    case MG_ERR_CUDA: return "CUDA error";
-    case MG_ERR_CUBLAS: return "cuBLAS error";
-    default: return "unknown status";
-    }
-}
 
 /* ---- precision modes ----------------------------------------------------------------------------- */
 static const char *const prec_names[MG_PREC_COUNT] = {"fp32", "tf32", "bf16"};
@@ -75,21 +43,91 @@ mg_status mg_precision_parse(const char *s, mg_precision *out) {
 
 double mg_precision_tolerance(mg_precision p) { return (p >= 0 && p < MG_PREC_COUNT) ? prec_tol[p] : 0.0; }
 
+/* ---- options and version ----------------------------------------------------------------------------------- */
+#define MG_VERSION_STRING "0.9.0"
+const char *mg_version(void) { return MG_VERSION_STRING; }
+
+mg_options mg_options_default(void) {
+    mg_options o;
+    memset(&o, 0, sizeof o);
+    o.tiles = MG_TILES_AUTO;
+    o.streamk = MG_SWITCH_AUTO;
+    o.mixed_panels = MG_SWITCH_AUTO;
+    o.rem_split = MG_SWITCH_AUTO;
+    o.pdl = 1;
+    o.shortcut_mode = MG_SHORTCUT_DEFAULT;
+    o.verbose = 0;
+    return o;
+}
+
+static const char *const tiles_names[MG_TILES_COUNT] = {"auto", "main", "mid", "small", "n192"};
+
+const char *mg_tiles_name(mg_tiles t) { return (t >= 0 && t < MG_TILES_COUNT) ? tiles_names[t] : "unknown"; }
+
+mg_status mg_tiles_parse(const char *s, mg_tiles *out) {
+    for (int i = 0; s && i < MG_TILES_COUNT; i++)
+        if (strcmp(s, tiles_names[i]) == 0) {
+            if (out) *out = (mg_tiles)i;
+            return MG_OK;
+        }
+    return mg_set_error(MG_ERR_INVALID_ARG, "unknown tile configuration '%s' (expected auto, main, mid, small or n192)",
+                        s ? s : "(null)");
+}
+
+static mg_status check_options(const mg_options *o) {
+    if (!o) return mg_set_error(MG_ERR_INVALID_ARG, "options pointer is NULL");
+    if (o->tiles < 0 || o->tiles >= MG_TILES_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.tiles = %d (0 auto .. 4 n192)", (int)o->tiles);
+    if (o->streamk != MG_SWITCH_AUTO && o->streamk != MG_SWITCH_OFF)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.streamk = %d (0 auto, 1 off)", (int)o->streamk);
+    if (o->mixed_panels < 0 || o->mixed_panels >= MG_SWITCH_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.mixed_panels = %d (0 auto, 1 off, 2 force)", (int)o->mixed_panels);
+    if (o->rem_split < 0 || o->rem_split >= MG_SWITCH_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.rem_split = %d (0 auto, 1 off, 2 force)", (int)o->rem_split);
+    if (o->pdl != 0 && o->pdl != 1) return mg_set_error(MG_ERR_INVALID_ARG, "options.pdl = %d (0 or 1)", o->pdl);
+    if (o->verbose != 0 && o->verbose != 1)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.verbose = %d (0 or 1)", o->verbose);
+    if (o->shortcut_mode < 0 || o->shortcut_mode >= MG_SHORTCUT_MODE_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.shortcut_mode = %d (0 graph, 1 poll, 2 sync, 3 tail)",
+                            o->shortcut_mode);
+    return MG_OK;
+}
+
+void mg_plan_simple(mg_launch_plan *lp, int partial_rows, size_t ws_bytes, const char *summary) {
+    lp->partial_rows = partial_rows;
+    lp->ws_bytes = ws_bytes;
+    snprintf(lp->summary, sizeof lp->summary, "%s", summary ? summary : "");
+}
+
+/* Launch plans a plan keeps (least recently used goes): a serving loop cycles through a few batch sizes. */
+#define MG_LP_CACHE 16
+
 /* ---- plans --------------------------------------------------------------------------------------- */
 struct mg_plan {
     mg_plan_desc desc;
     mg_problem p;                 /* max_dim normalised */
     const mg_kernel *kernel;
-    int device, sm, num_sms;
+    mg_device dev;
+    mg_options opt;
     cublasHandle_t cublas;
-    float *partial;               /* partial_tiles(p) * len floats */
+    int partial_rows;             /* the kernel's bounds: rows of partial, bytes of ws, for every m <= M */
+    float *partial;               /* partial_rows * len floats */
     void *ws;                     /* kernel scratch */
     size_t ws_bytes;
     void *fin_scratch;
-    mg_prepared prep;
+    mg_prepared prep;             /* the kernel's weight-side state (prep.runner: the kernel these weights need) */
+    const mg_kernel_ops *runner;  /* the ops that plan and launch: the kernel's, or prep.runner */
     int prepared;                 /* prep holds kernel state to release */
     int have_weights;
+    unsigned walign;              /* MG_ALIGN_W16 when W's base is 16-byte aligned */
     const void *W, *b;
+    /* launch plans, cached per (m, alignment); made on first use (get_launch_plan) */
+    struct lp_entry {
+        int used;
+        unsigned long long stamp;
+        mg_launch_plan lp;
+    } lps[MG_LP_CACHE];
+    unsigned long long lp_clock;
     /* short-circuit (max_dim 1 only) */
     float *wstats;                /* MG_WSTATS_FLOATS device floats */
     int *rows, *count;            /* device: rows to compute, their count */
@@ -190,6 +228,46 @@ static mg_status pick_kernel(const mg_plan_desc *d, const mg_problem *p, int sm,
     return MG_OK;
 }
 
+static void lp_invalidate(mg_plan *pl) {
+    for (int i = 0; i < MG_LP_CACHE; i++) pl->lps[i].used = 0;
+}
+
+/* The launch plan for problem p (p->m, p->align), from the cache or made by the runner's plan step and checked
+ * against the buffers the plan allocated. */
+static mg_status get_launch_plan(mg_plan *pl, const mg_problem *p, const mg_launch_plan **out) {
+    struct lp_entry *victim = &pl->lps[0];
+    for (int i = 0; i < MG_LP_CACHE; i++) {
+        struct lp_entry *e = &pl->lps[i];
+        if (e->used && e->lp.p.m == p->m && e->lp.p.align == p->align) {
+            e->stamp = ++pl->lp_clock;
+            *out = &e->lp;
+            return MG_OK;
+        }
+        if (!e->used || (victim->used && e->stamp < victim->stamp)) victim = e;
+    }
+    mg_launch_plan *lp = &victim->lp;
+    memset(lp, 0, sizeof *lp);
+    lp->p = *p;
+    victim->used = 0;
+    mg_status st = pl->runner->plan(p, &pl->dev, &pl->opt, lp);
+    if (st != MG_OK) return st;
+    if (lp->partial_rows < 1 || lp->partial_rows > pl->partial_rows || lp->ws_bytes > pl->ws_bytes ||
+        (lp->rem_chunks > 0 && (p->max_dim != 1 || lp->rem_cols < 1 || lp->rem_cols > 8 ||
+                                lp->rem_chunks > MG_REM_MAX_CHUNKS ||
+                                lp->rem_offset + (size_t)lp->rem_chunks * lp->rem_cols * p->m * 4 > lp->ws_bytes)))
+        return mg_set_error(MG_ERR_UNSUPPORTED, "kernel %s planned %d partial rows (bound %d), %zu workspace bytes "
+                            "(bound %zu), remainder %d x %d at %zu: outside its bounds", pl->kernel->name,
+                            lp->partial_rows, pl->partial_rows, lp->ws_bytes, pl->ws_bytes, lp->rem_cols,
+                            lp->rem_chunks, lp->rem_offset);
+    if (pl->opt.verbose)
+        fprintf(stderr, "maxgemm: kernel %d (%s) %s M=%d N=%d K=%d max_dim %d: %s\n", pl->kernel->id, pl->kernel->name,
+                mg_precision_name(p->prec), p->m, p->n, p->k, p->max_dim, lp->summary);
+    victim->used = 1;
+    victim->stamp = ++pl->lp_clock;
+    *out = lp;
+    return MG_OK;
+}
+
 mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     if (!out) return mg_set_error(MG_ERR_INVALID_ARG, "plan output pointer is NULL");
     *out = NULL;
@@ -206,18 +284,20 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     if (!pl) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "host allocation of the plan failed");
     pl->desc = *desc;
     pl->p = p;
-    CUDA_OR(st, cudaGetDevice(&pl->device));
+    pl->opt = mg_options_default();
+    CUDA_OR(st, cudaGetDevice(&pl->dev.ordinal));
     struct cudaDeviceProp prop;
-    CUDA_OR(st, cudaGetDeviceProperties(&prop, pl->device));
-    pl->sm = prop.major * 10 + prop.minor;
-    pl->num_sms = prop.multiProcessorCount;
-    if ((st = pick_kernel(desc, &p, pl->sm, &pl->kernel)) != MG_OK) goto fail;
+    CUDA_OR(st, cudaGetDeviceProperties(&prop, pl->dev.ordinal));
+    pl->dev.sm = prop.major * 10 + prop.minor;
+    pl->dev.num_sms = prop.multiProcessorCount;
+    if ((st = pick_kernel(desc, &p, pl->dev.sm, &pl->kernel)) != MG_OK) goto fail;
+    pl->runner = pl->kernel->ops;
 
-    /* Buffers: partial maxima, kernel scratch, finalize scratch, and the short-circuit's. */
-    const mg_kernel_ops *ops = pl->kernel->ops;
+    /* Buffers: partial maxima, kernel scratch, finalize scratch, and the short-circuit's: sized once by the kernel's
+     * bounds, which cover every batch m <= M and every option. */
     size_t len = (size_t)mg_partial_len(&p);
-    size_t part_bytes = (size_t)ops->partial_tiles(&p) * len * sizeof(float);
-    pl->ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
+    pl->kernel->ops->bounds(&p, &pl->dev, &pl->partial_rows, &pl->ws_bytes);
+    size_t part_bytes = (size_t)pl->partial_rows * len * sizeof(float);
     const size_t es = mg_elem_bytes(p.prec);
     if (p.max_dim == 1 && pl->kernel->baseline) pl->cublas_ws_bytes = MG_CUBLAS_WS_BYTES;
     size_t need = part_bytes + pl->ws_bytes + mg_finalize_scratch_bytes((int)len) + pl->cublas_ws_bytes;
@@ -233,14 +313,8 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     if (pl->ws_bytes) CUDA_OR(st, cudaMemset(pl->ws, 0, pl->ws_bytes));   /* the contract: zeroed once (mg_kernel.h) */
     CUDA_OR(st, cudaMalloc(&pl->fin_scratch, mg_finalize_scratch_bytes((int)len) + 16));
     pl->sc_used = -1;
+    pl->sc_mode = pl->opt.shortcut_mode;
     if (p.max_dim == 1) {
-        const char *env = getenv("MG_SHORTCUT_MODE");
-        pl->sc_mode = mg_shortcut_mode_parse(env);
-        if (pl->sc_mode < 0) {
-            st = mg_set_error(MG_ERR_INVALID_ARG, "MG_SHORTCUT_MODE='%s' is not a mode (graph, poll, sync or tail)",
-                              env);
-            goto fail;
-        }
         CUDA_OR(st, cudaMalloc((void **)&pl->wstats, MG_WSTATS_FLOATS * sizeof(float)));
         CUDA_OR(st, cudaMalloc((void **)&pl->rows, (size_t)p.m * sizeof(int)));
         CUDA_OR(st, cudaMalloc((void **)&pl->count, sizeof(int)));
@@ -277,9 +351,11 @@ static void tail_reset(mg_plan *pl) {
 }
 
 static void release_prep(mg_plan *pl) {
-    if (pl->prepared && pl->kernel && pl->kernel->ops->release) pl->kernel->ops->release(&pl->prep);
+    if (pl->prepared && pl->kernel && pl->kernel->ops->release && pl->prep.state) pl->kernel->ops->release(pl->prep.state);
     memset(&pl->prep, 0, sizeof pl->prep);
     pl->prepared = 0;
+    if (pl->kernel) pl->runner = pl->kernel->ops;
+    lp_invalidate(pl);
 }
 
 /* Drops the cached graphs (their kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
@@ -322,6 +398,42 @@ mg_status mg_plan_set_shortcut(mg_plan *pl, int on) {
     return MG_OK;
 }
 
+mg_status mg_plan_set_options(mg_plan *pl, const mg_options *opt) {
+    if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
+    mg_status st = check_options(opt);
+    if (st != MG_OK) return st;
+    pl->opt = *opt;
+    lp_invalidate(pl);
+    graph_reset(pl);   /* the cached graphs hold launches of the old plans */
+    return mg_plan_set_shortcut_mode(pl, opt->shortcut_mode);
+}
+
+mg_status mg_plan_get_options(const mg_plan *pl, mg_options *opt) {
+    if (!pl || !opt) return mg_set_error(MG_ERR_INVALID_ARG, "plan or options pointer is NULL");
+    *opt = pl->opt;
+    return MG_OK;
+}
+
+/* The problem a batch of m rows at x poses: the plan's, with m and both operands' alignment. */
+static mg_problem batch_problem(const mg_plan *pl, int m, const void *x) {
+    mg_problem p = pl->p;
+    p.m = m;
+    p.align = pl->walign | (((uintptr_t)x % 16 == 0) ? MG_ALIGN_X16 : 0u);
+    return p;
+}
+
+mg_status mg_plan_describe(mg_plan *pl, int64_t m, char *buf, size_t len) {
+    if (!pl || !buf || len == 0) return mg_set_error(MG_ERR_INVALID_ARG, "plan or buffer is NULL");
+    if (m < 1 || m > pl->p.m)
+        return mg_set_error(MG_ERR_SHAPE, "batch of %lld rows does not fit this plan (M = %d)", (long long)m, pl->p.m);
+    const mg_problem p = batch_problem(pl, (int)m, NULL);   /* NULL: 16-byte aligned, as any allocation is */
+    const mg_launch_plan *lp;
+    mg_status st = get_launch_plan(pl, &p, &lp);
+    if (st != MG_OK) return st;
+    snprintf(buf, len, "kernel %d (%s): %s", pl->kernel->id, pl->kernel->name, lp->summary);
+    return MG_OK;
+}
+
 mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream) {
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
     if (!b || (!W && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "W or b is NULL");
@@ -331,12 +443,16 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
     pl->graph_failed = 0;
     pl->tail_failed = 0;
     pl->graph_why[0] = pl->tail_why[0] = '\0';
-    release_prep(pl);
+    release_prep(pl);   /* also drops the launch plans: W's alignment, and the runner, may change */
+    pl->walign = ((uintptr_t)W % 16 == 0) ? MG_ALIGN_W16 : 0u;
     mg_status st;
     if (pl->kernel->ops->prepare) {
-        st = pl->kernel->ops->prepare(&pl->p, W, b, &pl->prep, stream);
+        mg_problem p = pl->p;
+        p.align = pl->walign;
         pl->prepared = 1;
+        st = pl->kernel->ops->prepare(&p, &pl->dev, W, b, &pl->prep, stream);
         if (st != MG_OK) return st;
+        if (pl->prep.runner) pl->runner = pl->prep.runner;
     }
     if (pl->p.max_dim == 1) {
         st = mg_shortcut_weight_stats(W, b, pl->p.n, pl->p.k, pl->p.prec, pl->wstats, stream);
@@ -348,37 +464,22 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
     return MG_OK;
 }
 
-/* The full fused path on problem p (p.m may be a subset of the plan's rows): launch, then finalize. */
+/* The full fused path on problem p (p.m may be a subset of the plan's rows): the launch plan, launch, finalize. */
 static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
+    const mg_launch_plan *lp;
+    mg_status st = get_launch_plan(pl, p, &lp);
+    if (st != MG_OK) return st;
     if (cublasSetStream(pl->cublas, (cudaStream_t)stream) != CUBLAS_STATUS_SUCCESS)
         return mg_set_error(MG_ERR_CUBLAS, "cublasSetStream failed");
     /* After cublasSetStream, which resets the workspace to cuBLAS's pool (see MG_CUBLAS_WS_BYTES). */
     if (pl->cublas_ws && cublasSetWorkspace(pl->cublas, pl->cublas_ws, pl->cublas_ws_bytes) != CUBLAS_STATUS_SUCCESS)
         return mg_set_error(MG_ERR_CUBLAS, "cublasSetWorkspace failed");
-    mg_launch_args a;
-    memset(&a, 0, sizeof a);
-    a.p = *p;
-    a.x = x;
-    a.w = pl->W;
-    a.b = pl->b;
-    a.prep = &pl->prep;
-    a.partial = pl->partial;
-    a.ws = pl->ws;
-    a.ws_bytes = pl->ws_bytes;
-    a.stream = stream;
-    a.cublas = pl->cublas;
-    a.num_sms = pl->num_sms;
-    mg_status st = pl->kernel->ops->launch(&a);
+    const mg_io io = {x, pl->W, pl->b, pl->partial, pl->ws, pl->cublas};
+    st = pl->runner->launch(lp, &io, pl->prep.state, stream);
     if (st != MG_OK) return st;
-    if (a.ntiles < 1 || a.ntiles > pl->kernel->ops->partial_tiles(p))
-        return mg_set_error(MG_ERR_CUDA, "kernel %s reported %d partial rows (expected 1..%d)", pl->kernel->name,
-                            a.ntiles, pl->kernel->ops->partial_tiles(p));
-    /* Timing diagnostic (A/B runs only): MG_DIAG_NO_FINALIZE=1 stops after the kernel's partial maxima, so the
-     * output is NOT written; it measures what the finalize costs (notes/04_wgmma_ws.md, run 32). Read per call. */
-    const char *nofin = getenv("MG_DIAG_NO_FINALIZE");
-    if (nofin && strcmp(nofin, "1") == 0) return MG_OK;
-    return mg_finalize_rem(pl->partial, a.ntiles, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch, a.rem,
-                           a.rem_cols, a.rem_chunks, stream);
+    const float *rem = lp->rem_chunks > 0 ? (const float *)((const char *)pl->ws + lp->rem_offset) : NULL;
+    return mg_finalize_rem(pl->partial, lp->partial_rows, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch,
+                           rem, lp->rem_cols, lp->rem_chunks, pl->opt.pdl, stream);
 }
 
 /* ---- the short-circuit (max_dim 1) ------------------------------------------------------------------------
@@ -412,6 +513,7 @@ mg_status mg_plan_set_shortcut_mode(mg_plan *pl, int mode) {
     if (mode < 0 || mode >= MG_SHORTCUT_MODE_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "short-circuit mode %d (0 graph, 1 poll, 2 sync, 3 tail)", mode);
     pl->sc_mode = mode;
+    pl->opt.shortcut_mode = mode;
     pl->graph_failed = 0;   /* asking for a graph mode again retries the capture */
     pl->tail_failed = 0;
     pl->graph_why[0] = pl->tail_why[0] = '\0';
@@ -672,8 +774,7 @@ mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void
                             (long long)m, pl->p.m);
     if (!out || (!x && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "x or out is NULL");
     if (!pl->have_weights) return mg_set_error(MG_ERR_NO_WEIGHTS, "mg_forward before mg_set_weights");
-    mg_problem p = pl->p;
-    p.m = (int)m;
+    const mg_problem p = batch_problem(pl, (int)m, x);
     if (p.max_dim == 1 && pl->desc.shortcut) return run_shortcut(pl, &p, x, out, stream);
     return run_full(pl, &p, x, out, stream);
 }

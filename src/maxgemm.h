@@ -60,6 +60,39 @@ mg_plan_desc mg_plan_desc_default(void);
 
 typedef struct mg_plan mg_plan;
 
+/* Options: the switches a user may set on a plan (the CLI's flags map onto them one to one; `maxgemm run --help`).
+ * Every kernel's plan step reads them; nothing in the library reads the environment. Start from
+ * mg_options_default() and change fields; values outside a field's range are MG_ERR_INVALID_ARG. */
+typedef enum mg_tiles {
+    MG_TILES_AUTO = 0,      /* the kernel's policy picks (src/ws_policy.h for kernel 4) */
+    MG_TILES_MAIN,          /* kernel 4: 128 x 256 */
+    MG_TILES_MID,           /* kernel 4: 128 x 128 */
+    MG_TILES_SMALL,         /* kernel 4: 64 x 128 */
+    MG_TILES_N192,          /* kernel 4: 128 x 192 */
+    MG_TILES_COUNT
+} mg_tiles;
+typedef enum mg_switch {
+    MG_SWITCH_AUTO = 0,     /* where the policy takes it */
+    MG_SWITCH_OFF = 1,      /* never */
+    MG_SWITCH_FORCE = 2,    /* wherever it can run (tests) */
+    MG_SWITCH_COUNT
+} mg_switch;
+typedef struct mg_options {
+    mg_tiles tiles;         /* kernel 4's tile configuration */
+    mg_switch streamk;      /* kernels 4 and 6: stream-K below half a wave (AUTO or OFF) */
+    mg_switch mixed_panels; /* kernel 4: 256- and 248-wide column panels where they even out the waves */
+    mg_switch rem_split;    /* kernel 4, max_dim 1: the leftover columns split along K (with the mixed panels) */
+    int pdl;                /* 1: the finalize starts early by programmatic dependent launch (default); 0: plain */
+    int shortcut_mode;      /* max_dim 1 short-circuit: 0 graph, 1 poll, 2 sync, 3 tail (default; shortcut.h) */
+    int verbose;            /* 1: print every launch plan to stderr when it is made */
+} mg_options;
+mg_options mg_options_default(void);
+/* "main", "mid", "small", "n192", "auto" -> the configuration; MG_ERR_INVALID_ARG otherwise. */
+mg_status mg_tiles_parse(const char *s, mg_tiles *out);
+const char *mg_tiles_name(mg_tiles t);
+/* The library's version, "MAJOR.MINOR.PATCH". */
+const char *mg_version(void);
+
 /* Validates desc, picks the kernel (auto: the fastest registered kernel that meets the precision's bar on
  * this GPU), allocates the workspace on the current device. */
 mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
@@ -78,6 +111,11 @@ int mg_plan_kernel(const mg_plan *plan);
 const char *mg_plan_kernel_name(const mg_plan *plan);
 /* Turn the short-circuit on or off after creation (it only ever applies to max_dim 1). */
 mg_status mg_plan_set_shortcut(mg_plan *plan, int on);
+/* Replaces the plan's options (checked first; the cached launch plans and graphs are rebuilt on next use). */
+mg_status mg_plan_set_options(mg_plan *plan, const mg_options *opt);
+mg_status mg_plan_get_options(const mg_plan *plan, mg_options *opt);
+/* The one-line summary of the launch plan a batch of m rows runs (made and cached if it was not), into buf. */
+mg_status mg_plan_describe(mg_plan *plan, int64_t m, char *buf, size_t len);
 
 const char *mg_strerror(mg_status s);
 /* A longer message about the last failure in this thread (which argument, which CUDA error), or "". */

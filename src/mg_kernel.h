@@ -5,10 +5,11 @@
  *   max_dim 0 (column max): partial[t * N + j] = nanmax over the rows    i of row-tile    t of y[i, j]
  * where y[i,j] = sum_k x[i,k] * W[j,k] + b[j] (bias added BEFORE the max, so NaN/inf rules stay exact)
  * and nanmax propagates NaN the way torch.max does (mg_nanmaxf below; fmaxf does not).
- * The kernel reports how many partial rows it wrote in args->ntiles (at most kernel->partial_tiles()).
- * The shared finalize (kernels/finalize.cu) then reduces the partial rows and applies
- * mean-subtraction and the exact erf GELU. Kernel 0 (cuBLAS) writes y to its workspace and reduces it with
- * a separate kernel into ntiles = 1 partial row; it is the same contract.
+ * A kernel works in four steps (mg_kernel_ops below): plan (every choice for a problem, on the host, into an
+ * mg_launch_plan that says how many partial rows the launch writes), prepare (weight side, once per
+ * mg_set_weights), launch (reads the plan, decides nothing), release. The shared finalize (kernels/finalize.cu)
+ * then reduces the plan's partial rows and applies mean-subtraction and the exact erf GELU. Kernel 0 (cuBLAS)
+ * writes y to its workspace and reduces it with a separate kernel into 1 partial row; it is the same contract.
  *
  * Element types: fp32 and tf32 modes read float x/W/b; bf16 mode reads __nv_bfloat16 x/W/b.
  * partial is always float (the fp32 accumulator plus bias). out is float, or bf16 in bf16 mode.
@@ -17,6 +18,7 @@
 #define MG_KERNEL_H
 
 #include "maxgemm.h"
+#include "mg_status.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,56 +30,76 @@ typedef struct mg_problem {
     int m, n, k;
     int max_dim;            /* normalised: 0 (column max) or 1 (row max) */
     mg_precision prec;
+    /* Operand alignment, part of the problem because a plan depends on it (TMA reads in place, 16-byte loads):
+     * bit 0: x's base is 16-byte aligned; bit 1: W's base is. The library sets both from the pointers it is given
+     * (mg_forward_rows, mg_set_weights); a zeroed problem says "not aligned", the safe choice. */
+    unsigned align;
 } mg_problem;
+#define MG_ALIGN_X16 1u
+#define MG_ALIGN_W16 2u
 
-/* Weight-side state a kernel prepared in mg_set_weights (owned by the plan, freed by kernel->release). */
-typedef struct mg_prepared {
-    void *buf[4];           /* device buffers the kernel allocated (e.g. W hi / W lo, padded W) */
-    size_t bytes[4];
-    void *host;             /* host-side state (e.g. TMA descriptors), malloc'ed */
-    int ld;                 /* leading dimension of the prepared W, if padded */
-    int exact_fallback;     /* split kernels: W holds +-inf, which a bf16 hi/lo split cannot carry exactly
-                             * (x_lo * W_hi = 0 * inf = NaN where fp32 gives +-inf): launch runs the exact
-                             * fp32 SIMT kernel (naive) instead. Rare inputs, exact semantics. */
-} mg_prepared;
+/* The device a plan is made for (mg_plan_create asks CUDA once). */
+typedef struct mg_device {
+    int ordinal, sm, num_sms;
+} mg_device;
 
-typedef struct mg_launch_args {
-    mg_problem p;
-    const void *x, *w, *b;  /* device; the caller's pointers */
-    const mg_prepared *prep;/* what kernel->prepare made (zeroed if it has none) */
-    float *partial;         /* kernel->partial_tiles(p) rows of M (max_dim 1) or N (max_dim 0) floats */
-    int ntiles;             /* OUT: partial rows written */
-    void *ws;               /* scratch of kernel->workspace_bytes() bytes (may be NULL if 0), sized for the plan's
-                             * problem: p.m here may be a sub-batch of it (mg_forward_rows) */
-    size_t ws_bytes;        /* the size of ws: a kernel that keeps state in its scratch between launches places it
-                             * at a position that does not move with p.m (wgmma_ws: the end) */
-    void *stream;           /* cudaStream_t */
-    void *cublas;           /* cublasHandle_t owned by the plan, already bound to stream */
-    int num_sms;            /* of the current device */
-    /* OUT, optional (zero: none): column sums the finalize folds into max_dim 1's row maxima (kernel 4's remainder
-     * split, kernels/wgmma_ws.cuh). rem holds rem_chunks x rem_cols rows of M floats, row (j, c) at
-     * rem + (j * rem_cols + c) * M: chunk j's share of y[i, c'] for the c-th column c' the partial rows do not
-     * cover (bias included in chunk 0); y[i, c'] = the sum over j in ascending order. */
-    const float *rem;
-    int rem_cols, rem_chunks;   /* rem_cols <= 8, rem_chunks <= MG_REM_MAX_CHUNKS */
-} mg_launch_args;
+/* ---- the launch plan ---------------------------------------------------------------------------------------
+ * EVERY choice a kernel makes for a problem (tile configuration, panels, stream-K or split-K, remainder split,
+ * grid, padding, workspace offsets) is made once, on the host, by the kernel's plan step, into this struct. The
+ * library caches it per (m, x alignment) in the mg_plan; launch reads it and decides nothing. */
+typedef struct mg_launch_plan {
+    mg_problem p;           /* the problem it was made for (p.m: this batch) */
+    int partial_rows;       /* rows of partial maxima the launch writes; the finalize reduces exactly these */
+    size_t ws_bytes;        /* bytes of workspace the launch uses (from the start of the plan's workspace) */
+    /* Optional column sums the finalize folds into max_dim 1's row maxima (kernel 4's remainder split): rem_chunks
+     * x rem_cols rows of M floats at workspace + rem_offset, row (j, c) at (j * rem_cols + c) * M: chunk j's share of
+     * y[i, c'] for the c-th column c' the partial rows do not cover; y[i, c'] = the sum over j in ascending order. */
+    size_t rem_offset;
+    int rem_cols, rem_chunks;   /* rem_cols <= 8, rem_chunks <= MG_REM_MAX_CHUNKS; 0: none */
+    char summary[200];      /* one line: what was chosen (printed by --verbose; the bench's notes) */
+    /* The kernel's own part of the plan (its template configuration, grid, offsets), opaque to the library. */
+    union {
+        unsigned char bytes[512];
+        double align_;
+    } priv;
+} mg_launch_plan;
 #define MG_REM_MAX_CHUNKS 16
+
+/* What a launch reads and writes (device pointers). */
+typedef struct mg_io {
+    const void *x, *w, *b;  /* the caller's operands */
+    float *partial;         /* lp->partial_rows rows of M (max_dim 1) or N (max_dim 0) floats */
+    void *ws;               /* the plan's workspace: lp->ws_bytes of it are this launch's (NULL if 0). The owner zeroes
+                             * it ONCE when it allocates it; a kernel that keeps state there between launches (the
+                             * stream-K flags, at a fixed offset) leaves it zero again. */
+    void *cublas;           /* cublasHandle_t owned by the plan, bound to the launch's stream */
+} mg_io;
+
+/* Weight-side state a kernel prepared in mg_set_weights. */
+typedef struct mg_prepared {
+    void *state;            /* the kernel's own (device buffers, TMA descriptors); freed by its release */
+    /* Non-NULL: these weights need another kernel to keep the semantics exact (kernels 5 and 6: W holding +-inf,
+     * which a bf16 hi/lo split cannot carry: x_lo * W_hi = 0 * inf = NaN where fp32 gives +-inf). The library
+     * then plans and launches that kernel instead, until the next mg_set_weights. */
+    const struct mg_kernel_ops *runner;
+} mg_prepared;
 
 /* What a kernel file exports: one const mg_kernel_ops named mg_ops_<name> (extern "C"). */
 typedef struct mg_kernel_ops {
-    /* How many partial rows the launch may write for this problem. */
-    int (*partial_tiles)(const mg_problem *p);
-    /* Scratch bytes the launch needs (may be NULL: none). The owner zeroes the scratch ONCE when it allocates it;
-     * a kernel that keeps state there between launches (wgmma_ws's stream-K flags) must leave it zero again. */
-    size_t (*workspace_bytes)(const mg_problem *p);
-    /* Returns MG_OK if this kernel can run p, else MG_ERR_UNSUPPORTED with mg_set_error() saying why
-     * (may be NULL: everything in its precision mask is supported). */
+    /* MG_OK if this kernel can run p on a GPU of compute capability sm (0: any), else MG_ERR_UNSUPPORTED with
+     * mg_set_error() saying why (may be NULL: everything in its precision mask is supported). */
     mg_status (*supports)(const mg_problem *p, int sm);
+    /* The most partial rows and workspace bytes any plan for a batch m <= p->m may need, whatever the options
+     * (mg_plan_create sizes its buffers once with these). */
+    void (*bounds)(const mg_problem *p, const mg_device *dev, int *partial_rows, size_t *ws_bytes);
+    /* Every choice for (p, dev, opt): fills *lp (already zeroed, lp->p = *p). Host only, no CUDA calls. */
+    mg_status (*plan)(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp);
     /* Weight-side preparation (may be NULL). Called from mg_set_weights, stream-ordered. */
-    mg_status (*prepare)(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream);
-    void (*release)(mg_prepared *prep);  /* frees what prepare made (may be NULL) */
-    /* Enqueues the fused computation on args->stream; checks its launch errors. */
-    mg_status (*launch)(mg_launch_args *args);
+    mg_status (*prepare)(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
+                         void *stream);
+    void (*release)(void *state);   /* frees what prepare made (may be NULL) */
+    /* Enqueues the plan on stream; checks its launch errors. Reads the plan, writes nothing back. */
+    mg_status (*launch)(const mg_launch_plan *lp, const mg_io *io, const void *state, void *stream);
 } mg_kernel_ops;
 
 /* One registry row. */
@@ -88,16 +110,16 @@ typedef struct mg_kernel {
     unsigned precisions;    /* bitmask of (1u << mg_precision) it supports */
     int min_sm;             /* minimum compute capability * 10 (e.g. 90 for sm_90a) */
     const char *tile_config;/* the tile_configs/ entry it uses ("-" for none) */
-    int auto_rank;          /* higher is preferred by auto among kernels supporting the precision (and the M
-                             * range, auto_max_m); 0 = never */
+    int auto_rank;          /* higher is preferred by auto among kernels supporting the problem; 0 = never */
     int baseline;           /* 1 for cuBLAS-built baselines (kernel 0, cuBLAS bf16x3) */
     const char *device_fn;  /* regex of its device function names, for Nsight Compute's -k (make ncu) */
-    const mg_kernel_ops *ops; /* its code (NULL would mark a row that is not built) */
-    int auto_max_m[MG_PREC_COUNT]; /* per precision: > 0: auto takes this kernel only for M <= it (it runs any M
-                             * when asked); 0: no limit */
-    int auto_row_align;     /* > 0: auto takes it only when a row of x and W (K elements) is a multiple of this many
-                             * bytes (kernel 7's 16-byte loads; other rows run a scalar path, never measured fast) */
+    const mg_kernel_ops *ops; /* its code */
+    /* Where auto may take it (may be NULL: wherever supports() says yes). Kernel 7's limits live in its file. */
+    int (*auto_fits)(const mg_problem *p);
 } mg_kernel;
+
+/* Fills the generic part of a launch plan that has no private part: partial rows, workspace, a summary. */
+void mg_plan_simple(mg_launch_plan *lp, int partial_rows, size_t ws_bytes, const char *summary);
 
 /* The registry (src/registry.c): one table that the library, CLI, tests, bench and plots read. */
 int mg_registry_count(void);
@@ -111,12 +133,7 @@ const mg_kernel *mg_registry_auto(const mg_problem *p, int sm);
 /* 1 if the kernel was compiled into this build (its launcher is linked). */
 int mg_kernel_available(const mg_kernel *k);
 
-/* Errors: a thread-local detail message that mg_last_error() returns. printf-style. */
-mg_status mg_set_error(mg_status s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* Errors: mg_set_error (mg_status.h). */
 
 /* Shared device-side pieces (kernels/finalize.cu) -------------------------------------------- */
 /* Reduces ntiles partial rows of len floats and writes out (len = M for max_dim 1, N for max_dim 0):
@@ -125,10 +142,12 @@ mg_status mg_set_error(mg_status s, const char *fmt, ...)
 mg_status mg_finalize(const float *partial, int ntiles, int len, int max_dim, mg_precision prec,
                       void *out, void *scratch /* >= mg_finalize_scratch_bytes(len) */, void *stream);
 size_t mg_finalize_scratch_bytes(int len);
-/* mg_finalize, and for max_dim 1 with rem_chunks > 0 also the remainder columns of mg_launch_args::rem:
- * m[i] = nanmax(max_t partial[t][i], max_c sum_j rem[(j * rem_cols + c) * len + i]). max_dim 0 takes none. */
+/* mg_finalize, and for max_dim 1 with rem_chunks > 0 also the remainder columns of a launch plan (rem, at the
+ * plan's rem_offset of the workspace): m[i] = nanmax(max_t partial[t][i], max_c sum_j rem[(j * rem_cols + c) * len
+ * + i]). max_dim 0 takes none. pdl: launch with programmatic dependent launch (mg_options.pdl; ignored while the
+ * stream is being captured). */
 mg_status mg_finalize_rem(const float *partial, int ntiles, int len, int max_dim, mg_precision prec, void *out,
-                          void *scratch, const float *rem, int rem_cols, int rem_chunks, void *stream);
+                          void *scratch, const float *rem, int rem_cols, int rem_chunks, int pdl, void *stream);
 
 /* The exact SIMT kernel the split kernels fall back to (kernels/01_naive.cu). */
 extern const mg_kernel_ops mg_ops_naive;

@@ -11,7 +11,7 @@
  */
 #include "reference.h"
 
-#include "mg_kernel.h" /* mg_set_error */
+#include "mg_status.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -19,19 +19,6 @@
 double mg_nanmax(double a, double b) { return (a != a || a > b) ? a : b; }
 
 double mg_gelu_exact(double v) { return v * 0.5 * (1.0 + erf(v * M_SQRT1_2)); }
-
-mg_status mg_normalize_max_dim(int max_dim, int *norm) {
-    int d;
-    switch (max_dim) {
-    case 1: case -1: d = 1; break;
-    case 0: case -2: d = 0; break;
-    default:
-        return mg_set_error(MG_ERR_MAX_DIM, "max_dim %d is invalid for a 2-D tensor (expected -2, -1, 0 or 1)",
-                            max_dim);
-    }
-    if (norm) *norm = d;
-    return MG_OK;
-}
 
 /* Shape rules shared by both entry points. K is only checked for sign (K = 0 is valid: y = b). */
 static mg_status check_shape(int64_t M, int64_t N, int64_t K, int dim) {

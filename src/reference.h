@@ -16,6 +16,6 @@ mg_status mg_reference_epilogue(const double *y, int64_t M, int64_t N, int max_d
 double mg_gelu_exact(double v);
 /* torch.max semantics: NaN-propagating. */
 double mg_nanmax(double a, double b);
-/* Normalises max_dim (-1 -> 1, -2 -> 0); MG_ERR_MAX_DIM for others. */
-mg_status mg_normalize_max_dim(int max_dim, int *norm);
+/* max_dim's rule (mg_normalize_max_dim) lives in mg_status.h. */
+#include "mg_status.h"
 #endif

@@ -1,7 +1,7 @@
 /* registry.c: THE table of kernel variants. The library, the CLI, the tests, the benchmark and the plots
  * read this table and nothing else. Each kernel's code lives in kernels/NN_<name>.cu and exports one
- * mg_kernel_ops named mg_ops_<name>. The references are strong on purpose: a weak one would not pull the kernel's
- * object out of libmaxgemm.a, and a program linking the static library would silently see no kernels. */
+ * mg_kernel_ops named mg_ops_<name>; the table references it directly, so linking the table links every kernel. */
+#include "gemv_stream.h"
 #include "mg_kernel.h"
 
 #include <stdlib.h>
@@ -25,26 +25,23 @@ DECLARE_OPS(mg_ops_gemv_stream)
 static const mg_kernel table[] = {
     /* id name            technique                                                                 precisions               sm  tile config     rank base device fn (ncu -k)  ops */
     {0, "cublas",        "cuBLAS GEMM (SGEMM / FAST_TF32 / GemmEx bf16) to y, then bias+max and finalize kernels",
-                                                                                                     P_FP32 | P_TF32 | P_BF16, 80, "-",            1, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_", &mg_ops_cublas, {0}, 0},
+                                                                                                     P_FP32 | P_TF32 | P_BF16, 80, "-",            1, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_", &mg_ops_cublas, NULL},
     {1, "naive",         "SIMT fp32 FMA, one thread per output, fused bias + NaN-propagating max epilogue",
-                                                                                                     P_FP32 | P_TF32 | P_BF16, 70, "-",            0, 0, "naive_kernel", &mg_ops_naive, {0}, 0},
+                                                                                                     P_FP32 | P_TF32 | P_BF16, 70, "-",            0, 0, "naive_kernel", &mg_ops_naive, NULL},
     {2, "mma_sync",      "mma.sync tensor cores (m16n8k8 tf32, m16n8k16 bf16), ldmatrix, cp.async multi-stage pipeline, fused epilogue",
-                                                                                                     P_TF32 | P_BF16,          80, "mma_sync",     2, 0, "mma_sync_kernel", &mg_ops_mma_sync, {0}, 0},
+                                                                                                     P_TF32 | P_BF16,          80, "mma_sync",     2, 0, "mma_sync_kernel", &mg_ops_mma_sync, NULL},
     {3, "wgmma_tma",     "wgmma from TMA-loaded swizzled smem, mbarrier multi-stage ring, fused epilogue",
-                                                                                                     P_TF32 | P_BF16,          90, "wgmma_tma",    3, 0, "wgmma_tma_kernel", &mg_ops_wgmma_tma, {0}, 0},
+                                                                                                     P_TF32 | P_BF16,          90, "wgmma_tma",    3, 0, "wgmma_tma_kernel", &mg_ops_wgmma_tma, NULL},
     {4, "wgmma_ws",      "warp-specialized wgmma: TMA producer + 2 consumer warpgroups (setmaxnreg), persistent grouped grid, fused epilogue overlapping the next tile's loads, stream-K below half a wave",
-                                                                                                     P_TF32 | P_BF16,          90, "wgmma_ws",     4, 0, "ws_kernel", &mg_ops_wgmma_ws, {0}, 0},
+                                                                                                     P_TF32 | P_BF16,          90, "wgmma_ws",     4, 0, "ws_kernel", &mg_ops_wgmma_ws, NULL},
     {5, "cublas_bf16x3", "cuBLAS split precision: x, W split to bf16 hi/lo, hi*hi + hi*lo + lo*hi in three GemmEx calls, then bias+max and finalize",
-                                                                                                     P_FP32,                   80, "-",            2, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_", &mg_ops_cublas_bf16x3, {0}, 0},
+                                                                                                     P_FP32,                   80, "-",            2, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_", &mg_ops_cublas_bf16x3, NULL},
     {6, "wgmma_bf16x3",  "fused split precision on kernel 4's design: W split to bf16 hi/lo once, the fp32 x tile split in registers, three register-A bf16 wgmma per k-step",
-                                                                                                     P_FP32,                   90, "wgmma_bf16x3", 5, 0, "ws_kernel", &mg_ops_wgmma_bf16x3, {0}, 0},
-    /* off the tensor-core ladder: the small-M path. Auto takes it where run 47 measured it ahead of kernels 4 / 6
-     * (same-process pairs, max_dim 1 and 0): fp32 up to M = 8 (1.42-1.66x kernel 0, +11-33% on kernel 6), tf32 at
-     * M = 1 (+8% on kernel 4; kernel 4 leads at M = 4 and 8), bf16 up to M = 2 (M = 1 +12%, M = 2 +3.5%; kernel 4
-     * leads at 4 and 8). auto_max_m in precision order fp32, tf32, bf16; and only where x's and W's rows are
-     * multiples of 16 bytes (auto_row_align): other K run its scalar path, which keeps 16x fewer bytes in flight. */
+                                                                                                     P_FP32,                   90, "wgmma_bf16x3", 5, 0, "ws_kernel", &mg_ops_wgmma_bf16x3, NULL},
+    /* off the tensor-core ladder: the small-M path. Auto takes it where run 47 measured it ahead (mg_gemv_auto_fits,
+     * kernels/07_gemv_stream.cu). */
     {7, "gemv_stream",   "small M: W streamed once with 16-byte loads, x from L1, exact fp32 FMA on the CUDA cores, fused bias + max epilogue",
-                                                                                                     P_FP32 | P_TF32 | P_BF16, 90, "-",            6, 0, "gemv_stream_kernel", &mg_ops_gemv_stream, {8, 1, 2}, 16},
+                                                                                                     P_FP32 | P_TF32 | P_BF16, 90, "-",            6, 0, "gemv_stream_kernel", &mg_ops_gemv_stream, mg_gemv_auto_fits},
 };
 
 int mg_registry_count(void) { return (int)(sizeof table / sizeof table[0]); }
@@ -66,7 +63,7 @@ const mg_kernel *mg_registry_find_name(const char *name) {
     return NULL;
 }
 
-int mg_kernel_available(const mg_kernel *k) { return k && k->ops && k->ops->launch; }
+int mg_kernel_available(const mg_kernel *k) { return k && k->ops && k->ops->launch && k->ops->plan; }
 
 mg_status mg_registry_parse(const char *s, int *id) {
     if (!s || !*s || !id) return mg_set_error(MG_ERR_KERNEL, "empty kernel name");
@@ -91,8 +88,7 @@ const mg_kernel *mg_registry_auto(const mg_problem *p, int sm) {
         const mg_kernel *k = &table[i];
         if (!mg_kernel_available(k) || k->auto_rank <= 0) continue;
         if (!(k->precisions & (1u << p->prec)) || sm < k->min_sm) continue;
-        if (k->auto_max_m[p->prec] > 0 && p->m > k->auto_max_m[p->prec]) continue;
-        if (k->auto_row_align > 0 && ((long long)p->k * mg_elem_bytes(p->prec)) % k->auto_row_align != 0) continue;
+        if (k->auto_fits && !k->auto_fits(p)) continue;
         if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) continue;
         if (!best || k->auto_rank > best->auto_rank) best = k;
     }

@@ -117,13 +117,73 @@ static inline struct criterion_test_params mg_test_registry_params(void) {
     return cr_make_param_array(int, positions, (size_t)n);
 }
 
-/* What a direct kernel->ops->launch needs besides its buffers: a stream, a cuBLAS handle bound to it (the
- * cuBLAS-built kernels use it) and the device's SM count (the persistent kernels size their grid by it). */
-static inline void mg_test_launch_env(cudaStream_t *st, cublasHandle_t *h, int *num_sms) {
-    MG_TEST_CUDA(cudaDeviceGetAttribute(num_sms, cudaDevAttrMultiProcessorCount, 0));
+/* What a direct run through the kernel contract needs besides its buffers: a stream, a cuBLAS handle bound to it (the
+ * cuBLAS-built kernels use it) and the device (the persistent kernels size their grid by its SM count). */
+static inline void mg_test_launch_env(cudaStream_t *st, cublasHandle_t *h, mg_device *dev) {
+    memset(dev, 0, sizeof *dev);
+    MG_TEST_CUDA(cudaGetDevice(&dev->ordinal));
+    MG_TEST_CUDA(cudaDeviceGetAttribute(&dev->num_sms, cudaDevAttrMultiProcessorCount, dev->ordinal));
+    int major = 0, minor = 0;
+    MG_TEST_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev->ordinal));
+    MG_TEST_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev->ordinal));
+    dev->sm = major * 10 + minor;
     MG_TEST_CUDA(cudaStreamCreate(st));
     cr_assert(cublasCreate(h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
     cr_assert(cublasSetStream(*h, *st) == CUBLAS_STATUS_SUCCESS, "cublasSetStream");
+}
+
+/* One kernel run directly through its contract (mg_kernel.h), as the library runs it: bounds -> buffers (ws zeroed
+ * once) -> prepare -> plan (with the prepared runner, if any) -> launch. The partial rows the plan says it writes are
+ * d->lp.partial_rows, within d->bound_rows; the remainder sums, if any, at d->ws + d->lp.rem_offset. */
+typedef struct mg_test_direct {
+    mg_launch_plan lp;
+    mg_prepared prep;
+    const mg_kernel_ops *ops;   /* the kernel's */
+    int bound_rows;
+    size_t bound_ws;
+    float *partial;
+    void *ws;
+} mg_test_direct;
+
+static inline void mg_test_direct_setup(mg_test_direct *d, const mg_kernel *kern, const mg_problem *p,
+                                        const mg_device *dev, const void *W, const void *b, cudaStream_t st) {
+    memset(d, 0, sizeof *d);
+    d->ops = kern->ops;
+    mg_problem pw = *p;
+    pw.align |= MG_ALIGN_W16 | MG_ALIGN_X16;   /* cudaMalloc'ed operands */
+    d->ops->bounds(&pw, dev, &d->bound_rows, &d->bound_ws);
+    cr_assert(d->bound_rows >= 1, "kernel %d bounds: %d partial rows", kern->id, d->bound_rows);
+    const size_t len = (size_t)mg_partial_len(p);
+    MG_TEST_CUDA(cudaMalloc((void **)&d->partial, (size_t)d->bound_rows * len * sizeof(float) + 4));
+    if (d->bound_ws) {
+        MG_TEST_CUDA(cudaMalloc(&d->ws, d->bound_ws));
+        MG_TEST_CUDA(cudaMemset(d->ws, 0, d->bound_ws));   /* zeroed once, as the plan does */
+    }
+    if (d->ops->prepare) MG_TEST_OK(d->ops->prepare(&pw, dev, W, b, &d->prep, st));
+}
+
+/* Plans problem p (m <= the setup's) with opt and launches it on st. */
+static inline void mg_test_direct_launch(mg_test_direct *d, const mg_problem *p, const mg_device *dev,
+                                         const mg_options *opt, const void *x, const void *W, const void *b,
+                                         cublasHandle_t h, cudaStream_t st) {
+    const mg_kernel_ops *run = d->prep.runner ? d->prep.runner : d->ops;
+    mg_problem pa = *p;
+    pa.align |= MG_ALIGN_W16 | MG_ALIGN_X16;
+    memset(&d->lp, 0, sizeof d->lp);
+    d->lp.p = pa;
+    MG_TEST_OK(run->plan(&pa, dev, opt, &d->lp));
+    cr_assert(d->lp.partial_rows >= 1 && d->lp.partial_rows <= d->bound_rows && d->lp.ws_bytes <= d->bound_ws,
+              "plan outside the bounds: %d partial rows (bound %d), %zu ws bytes (bound %zu)", d->lp.partial_rows,
+              d->bound_rows, d->lp.ws_bytes, d->bound_ws);
+    const mg_io io = {x, W, b, d->partial, d->ws, h};
+    MG_TEST_OK(run->launch(&d->lp, &io, d->prep.state, st));
+}
+
+static inline void mg_test_direct_free(mg_test_direct *d) {
+    if (d->ops->release && d->prep.state) d->ops->release(d->prep.state);
+    MG_TEST_CUDA(cudaFree(d->partial));
+    if (d->ws) MG_TEST_CUDA(cudaFree(d->ws));
+    memset(d, 0, sizeof *d);
 }
 
 #endif /* MG_TEST_COMMON_H */

@@ -8,8 +8,8 @@
  *   forward_bitwise   through the public API (mg_forward): every run's output equals run 0's bit for bit
  *                     (fp32/tf32: mg_bitwise_diff_f32; bf16: the raw uint16 bits with memcmp), and run 0 passes the
  *                     precision's bar against the fp64 GPU reference (so identical garbage cannot pass).
- *   partials_bitwise  through the kernel contract (ops->launch, mg_kernel.h): the partial-maxima rows of every run
- *                     equal run 0's bit for bit, every run reports the same ntiles, and no partial entry of run 0
+ *   partials_bitwise  through the kernel contract (plan + launch, mg_kernel.h): the partial-maxima rows of every run
+ *                     equal run 0's bit for bit, every run plans the same partial rows, and no partial entry of run 0
  *                     still holds the poison pattern. Through the public API the max_dim 1 output is +0.0 whatever
  *                     the row maxima are, so this is where row-max (and column-max) nondeterminism shows.
  * A kernel that declines a shape (MG_ERR_UNSUPPORTED) is logged and skipped for that shape; a kernel that runs no
@@ -166,10 +166,10 @@ ParameterizedTest(int *idx, gpu_determinism, forward_bitwise, .timeout = 120) {
 
 /* ---- the kernel contract: partial maxima --------------------------------------------------------------------- */
 
-static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int dim, int sm, int num_sms,
+static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int dim, int sm, const mg_device *dev,
                          cublasHandle_t h, cudaStream_t st) {
     const int64_t m = DET_SHAPES[si].m, n = DET_SHAPES[si].n, k = DET_SHAPES[si].k;
-    const mg_problem p = {(int)m, (int)n, (int)k, dim, prec};
+    const mg_problem p = {(int)m, (int)n, (int)k, dim, prec, 0};
     const mg_kernel_ops *ops = kern->ops;
     if (ops->supports && ops->supports(&p, sm) != MG_OK) {
         cr_log_warn("kernel %d (%s) %s %lldx%lldx%lld: unsupported: %s", kern->id, kern->name, mg_precision_name(prec),
@@ -177,49 +177,28 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
         return 0;
     }
     const size_t es = mg_elem_bytes(prec), len = (size_t)(dim == 1 ? m : n);
-    const int tiles = ops->partial_tiles(&p);
-    cr_assert(tiles >= 1, "kernel %d partial_tiles = %d", kern->id, tiles);
-    const size_t per_run = (size_t)tiles * len;   /* floats */
-
     void *x = det_dmalloc((size_t)(m * k) * es), *W = det_dmalloc((size_t)(n * k) * es), *b = det_dmalloc((size_t)n * es);
-    float *partial = det_dmalloc((size_t)REPS * per_run * sizeof(float));
-    const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
-    void *ws = ws_bytes ? det_dmalloc(ws_bytes) : NULL;
-    if (ws) MG_TEST_CUDA(cudaMemset(ws, 0, ws_bytes));   /* zeroed once, as the plan does (mg_kernel.h) */
     MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, prec, det_seed(kern->id, prec, si, dim, 1), st));
-    mg_prepared prep;
-    memset(&prep, 0, sizeof prep);
-    if (ops->prepare) MG_TEST_OK(ops->prepare(&p, W, b, &prep, st));
-    MG_TEST_OK(mg_poison(partial, (size_t)REPS * per_run, MG_PREC_FP32, st));
-
+    mg_test_direct d;
+    mg_test_direct_setup(&d, kern, &p, dev, W, b, st);
+    const mg_options opt = mg_options_default();
+    const size_t per_run = (size_t)d.bound_rows * len;   /* floats */
+    float *hp = det_hmalloc((size_t)REPS * per_run * sizeof(float));
     int ntiles0 = -1, ntiles_differ = 0;
     for (int r = 0; r < REPS; r++) {
-        mg_launch_args a;
-        memset(&a, 0, sizeof a);
-        a.p = p;
-        a.x = x;
-        a.w = W;
-        a.b = b;
-        a.prep = &prep;
-        a.partial = partial + (size_t)r * per_run;
-        a.ws = ws;
-        a.ws_bytes = ws_bytes;
-        a.stream = st;
-        a.cublas = h;
-        a.num_sms = num_sms;
-        MG_TEST_OK(ops->launch(&a));
-        cr_assert(a.ntiles >= 1 && a.ntiles <= tiles, "kernel %d (%s) reported %d partial rows of %d", kern->id,
-                  kern->name, a.ntiles, tiles);
-        if (r == 0) ntiles0 = a.ntiles;
-        else ntiles_differ += a.ntiles != ntiles0;
+        /* every run plans anew (the plan is a pure function of the problem) and writes into poisoned rows */
+        MG_TEST_OK(mg_poison(d.partial, per_run, MG_PREC_FP32, st));
+        mg_test_direct_launch(&d, &p, dev, &opt, x, W, b, h, st);
+        MG_TEST_CUDA(cudaMemcpyAsync(hp + (size_t)r * per_run, d.partial, per_run * sizeof(float),
+                                     cudaMemcpyDeviceToHost, st));
+        if (r == 0) ntiles0 = d.lp.partial_rows;
+        else ntiles_differ += d.lp.partial_rows != ntiles0;
     }
     MG_TEST_CUDA(cudaStreamSynchronize(st));
     MG_TEST_CUDA(cudaGetLastError());
-    cr_expect(ntiles_differ == 0, "kernel %d (%s): %d runs reported a different ntiles than run 0 (%d)", kern->id,
-              kern->name, ntiles_differ, ntiles0);
+    cr_expect(ntiles_differ == 0, "kernel %d (%s): %d runs planned a different number of partial rows than run 0 (%d)",
+              kern->id, kern->name, ntiles_differ, ntiles0);
 
-    float *hp = det_hmalloc((size_t)REPS * per_run * sizeof(float));
-    MG_TEST_CUDA(cudaMemcpy(hp, partial, (size_t)REPS * per_run * sizeof(float), cudaMemcpyDeviceToHost));
     const size_t written = (size_t)ntiles0 * len;   /* the rows the contract says were written */
     size_t unwritten = 0, first_unwritten = written;
     for (size_t i = 0; i < written; i++) {
@@ -249,9 +228,7 @@ static int partials_case(const mg_kernel *kern, mg_precision prec, int si, int d
               first >= 0 ? (double)hp[(size_t)first * per_run + first_idx] : 0.0);
 
     free(hp);
-    if (ops->release) ops->release(&prep);
-    MG_TEST_CUDA(cudaFree(partial));
-    if (ws) MG_TEST_CUDA(cudaFree(ws));
+    mg_test_direct_free(&d);
     MG_TEST_CUDA(cudaFree(x));
     MG_TEST_CUDA(cudaFree(W));
     MG_TEST_CUDA(cudaFree(b));
@@ -263,17 +240,17 @@ ParameterizedTestParameters(gpu_determinism, partials_bitwise) { return mg_test_
 ParameterizedTest(int *idx, gpu_determinism, partials_bitwise, .timeout = 120) {
     const mg_kernel *kern = mg_test_kernel_or_skip(*idx);
     const int sm = mg_test_sm();
-    int num_sms = 0;
+    mg_device dev;
     cudaStream_t st;
     cublasHandle_t h;
-    mg_test_launch_env(&st, &h, &num_sms);
+    mg_test_launch_env(&st, &h, &dev);
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
         for (int si = 0; si < DET_N_SHAPES; si++) {
             if (si == DET_MID && mg_test_is_naive(kern)) continue;
             for (int dim = 1; dim >= 0; dim--)
-                ran += partials_case(kern, (mg_precision)prec, si, dim, sm, num_sms, h, st);
+                ran += partials_case(kern, (mg_precision)prec, si, dim, sm, &dev, h, st);
         }
     }
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima determinism case", kern->id, kern->name);

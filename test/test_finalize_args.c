@@ -13,16 +13,16 @@ static void expect_invalid(mg_status s, const char *want) {
 }
 
 Test(finalize_args, remainder_sums_only_for_max_dim_1) {
-    expect_invalid(mg_finalize_rem(dummy, 1, 4, 0, MG_PREC_FP32, dummy, dummy, dummy, 8, 16, NULL), "max_dim 0");
+    expect_invalid(mg_finalize_rem(dummy, 1, 4, 0, MG_PREC_FP32, dummy, dummy, dummy, 8, 16, 1, NULL), "max_dim 0");
 }
 
 Test(finalize_args, remainder_sums_bounds) {
-    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, NULL, 8, 16, NULL), "NULL pointer");
-    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 0, 16, NULL), "0 columns");
-    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 9, 16, NULL), "9 columns");
-    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 8, MG_REM_MAX_CHUNKS + 1, NULL),
+    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, NULL, 8, 16, 1, NULL), "NULL pointer");
+    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 0, 16, 1, NULL), "0 columns");
+    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 9, 16, 1, NULL), "9 columns");
+    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 8, MG_REM_MAX_CHUNKS + 1, 1, NULL),
                    "17 chunks");
-    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 8, -1, NULL), "-1 chunks");
+    expect_invalid(mg_finalize_rem(dummy, 1, 4, 1, MG_PREC_FP32, dummy, NULL, dummy, 8, -1, 1, NULL), "-1 chunks");
 }
 
 Test(finalize_args, the_plain_checks_still_apply) {
@@ -31,5 +31,5 @@ Test(finalize_args, the_plain_checks_still_apply) {
     expect_invalid(mg_finalize(NULL, 1, 4, 1, MG_PREC_FP32, dummy, NULL, NULL), "NULL partial");
     expect_invalid(mg_finalize(dummy, 1, 4, 0, MG_PREC_FP32, dummy, NULL, NULL), "needs scratch");
     /* an empty output is not an error, whatever else is passed */
-    cr_expect_eq(mg_finalize_rem(NULL, 0, 0, 1, MG_PREC_FP32, NULL, NULL, NULL, 0, 0, NULL), MG_OK);
+    cr_expect_eq(mg_finalize_rem(NULL, 0, 0, 1, MG_PREC_FP32, NULL, NULL, NULL, 0, 0, 1, NULL), MG_OK);
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "gemv_stream.h"
 #include "gpu_util.h"
 #include "mg_kernel.h"
 #include "timing.h"
@@ -183,6 +184,20 @@ static long expected_nans(plant_kind kind, int dim, int64_t m, int64_t n) {
     }
 }
 
+/* The options every case of this file runs with (mg_plan_set_options, or the plan step of a direct run): the defaults,
+ * except where a test of a launch choice sets a field for its cases and resets it after (tests pass options; none
+ * sets environment variables). */
+static mg_options g_opt;
+static int g_opt_set;
+static void opt_reset(void) {
+    g_opt = mg_options_default();
+    g_opt_set = 1;
+}
+static const mg_options *opts(void) {
+    if (!g_opt_set) opt_reset();
+    return &g_opt;
+}
+
 /* ---- one public-API case ------------------------------------------------------------------------------------- */
 
 /* Runs kernel kern on fresh inputs through the public API and checks against the GPU reference.
@@ -213,6 +228,7 @@ static int run_case(const mg_kernel *kern, mg_precision prec, int64_t m, int64_t
               mg_precision_name(prec), (long long)m, (long long)n, (long long)k, max_dim, mg_strerror(s),
               mg_last_error());
     cr_assert(mg_plan_kernel(plan) == kern->id, "plan runs kernel %d, asked for %d", mg_plan_kernel(plan), kern->id);
+    MG_TEST_OK(mg_plan_set_options(plan, opts()));
 
     void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
     void *out = dmalloc(len * es);
@@ -578,10 +594,10 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
 static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes, int *max_ntiles_md1,
                                 int *rem_launches) {
     const int sm = mg_test_sm();
-    int num_sms = 0;
+    mg_device dev;
     cudaStream_t st;
     cublasHandle_t h;
-    mg_test_launch_env(&st, &h, &num_sms);
+    mg_test_launch_env(&st, &h, &dev);
     const mg_kernel_ops *ops = kern->ops;
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
@@ -592,7 +608,7 @@ static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int
         for (int si = 0; si < nshapes; si++)
             for (int dim = 1; dim >= 0; dim--) {
                 const int64_t m = shapes[si].m, n = shapes[si].n, k = shapes[si].k;
-                const mg_problem p = {(int)m, (int)n, (int)k, dim, pr};
+                const mg_problem p = {(int)m, (int)n, (int)k, dim, pr, 0};
                 if (ops->supports && ops->supports(&p, sm) != MG_OK) {
                     cr_log_warn("kernel %d (%s) %s %lldx%lldx%lld: unsupported: %s", kern->id, kern->name,
                                 mg_precision_name(pr), (long long)m, (long long)n, (long long)k, mg_last_error());
@@ -601,55 +617,35 @@ static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int
                 const size_t len = (size_t)(dim == 1 ? m : n);
                 void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
                 MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, case_seed(kern->id, prec, 20 + si, dim, 0), st));
-                mg_prepared prep;
-                memset(&prep, 0, sizeof prep);
-                if (ops->prepare) MG_TEST_OK(ops->prepare(&p, W, b, &prep, st));
-                const int tiles = ops->partial_tiles(&p);
-                cr_assert(tiles >= 1, "kernel %d partial_tiles = %d", kern->id, tiles);
-                float *partial = dmalloc((size_t)tiles * len * sizeof(float));
-                const size_t ws_bytes = ops->workspace_bytes ? ops->workspace_bytes(&p) : 0;
-                void *ws = ws_bytes ? dmalloc(ws_bytes) : NULL;
-                if (ws) MG_TEST_CUDA(cudaMemset(ws, 0, ws_bytes));   /* zeroed once, as the plan does */
-                MG_TEST_OK(mg_poison(partial, (size_t)tiles * len, MG_PREC_FP32, st));
-
-                mg_launch_args a;
-                memset(&a, 0, sizeof a);
-                a.p = p;
-                a.x = x;
-                a.w = W;
-                a.b = b;
-                a.prep = &prep;
-                a.partial = partial;
-                a.ws = ws;
-                a.ws_bytes = ws_bytes;
-                a.stream = st;
-                a.cublas = h;
-                a.num_sms = num_sms;
-                MG_TEST_OK(ops->launch(&a));
+                mg_test_direct d;
+                mg_test_direct_setup(&d, kern, &p, &dev, W, b, st);
+                MG_TEST_OK(mg_poison(d.partial, (size_t)d.bound_rows * len, MG_PREC_FP32, st));
+                mg_test_direct_launch(&d, &p, &dev, opts(), x, W, b, h, st);
                 MG_TEST_CUDA(cudaStreamSynchronize(st));
                 MG_TEST_CUDA(cudaGetLastError());
-                cr_assert(a.ntiles >= 1 && a.ntiles <= tiles, "kernel %d (%s) reported %d partial rows of %d",
-                          kern->id, kern->name, a.ntiles, tiles);
-                if (max_ntiles_md1 && dim == 1 && a.ntiles > *max_ntiles_md1) *max_ntiles_md1 = a.ntiles;
+                const int rows = d.lp.partial_rows;
+                if (max_ntiles_md1 && dim == 1 && rows > *max_ntiles_md1) *max_ntiles_md1 = rows;
 
-                float *hp = hmalloc((size_t)a.ntiles * len * sizeof(float)), *got = hmalloc(len * sizeof(float));
-                MG_TEST_CUDA(cudaMemcpy(hp, partial, (size_t)a.ntiles * len * sizeof(float), cudaMemcpyDeviceToHost));
+                float *hp = hmalloc((size_t)rows * len * sizeof(float)), *got = hmalloc(len * sizeof(float));
+                MG_TEST_CUDA(cudaMemcpy(hp, d.partial, (size_t)rows * len * sizeof(float), cudaMemcpyDeviceToHost));
                 for (size_t i = 0; i < len; i++) {
                     double v = hp[i];
-                    for (int t = 1; t < a.ntiles; t++) v = mg_nanmax(v, hp[(size_t)t * len + i]);
+                    for (int t = 1; t < rows; t++) v = mg_nanmax(v, hp[(size_t)t * len + i]);
                     got[i] = (float)v;
                 }
-                if (a.rem_chunks > 0) {
-                    cr_assert(dim == 1 && a.rem && a.rem_cols >= 1 && a.rem_cols <= 8, "kernel %d: remainder sums "
-                              "with max_dim %d, %d columns", kern->id, dim, a.rem_cols);
+                if (d.lp.rem_chunks > 0) {
+                    cr_assert(dim == 1 && d.lp.rem_cols >= 1 && d.lp.rem_cols <= 8, "kernel %d: remainder sums "
+                              "with max_dim %d, %d columns", kern->id, dim, d.lp.rem_cols);
                     if (rem_launches) (*rem_launches)++;
-                    const size_t nrem = (size_t)a.rem_chunks * a.rem_cols * len;
+                    const size_t nrem = (size_t)d.lp.rem_chunks * d.lp.rem_cols * len;
                     float *hr = hmalloc(nrem * sizeof(float));
-                    MG_TEST_CUDA(cudaMemcpy(hr, a.rem, nrem * sizeof(float), cudaMemcpyDeviceToHost));
+                    MG_TEST_CUDA(cudaMemcpy(hr, (char *)d.ws + d.lp.rem_offset, nrem * sizeof(float),
+                                            cudaMemcpyDeviceToHost));
                     for (size_t i = 0; i < len; i++)
-                        for (int c = 0; c < a.rem_cols; c++) {
+                        for (int c = 0; c < d.lp.rem_cols; c++) {
                             float sum = hr[(size_t)c * len + i];   /* chunk 0; the chunks in ascending order */
-                            for (int j = 1; j < a.rem_chunks; j++) sum += hr[((size_t)j * a.rem_cols + c) * len + i];
+                            for (int j = 1; j < d.lp.rem_chunks; j++)
+                                sum += hr[((size_t)j * d.lp.rem_cols + c) * len + i];
                             got[i] = (float)mg_nanmax(got[i], sum);
                         }
                     free(hr);
@@ -668,15 +664,13 @@ static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int
                 mg_check_result r;
                 mg_check_f32(want, got, len, tol, tol, &r);
                 const size_t fb = r.first_bad < len ? r.first_bad : 0;
-                cr_expect(r.pass, "partial maxima kernel %d (%s) %s M=%lld N=%lld K=%lld max_dim %d (%d tiles): %zu of %zu "
-                          "fail (%zu NaN mismatches), max_abs %.3g; first bad [%zu]: want %.9g got %.9g", kern->id,
-                          kern->name, mg_precision_name(pr), (long long)m, (long long)n, (long long)k, dim, a.ntiles,
-                          r.fails, r.n, r.nan_mismatch, r.max_abs, r.first_bad, want[fb], (double)got[fb]);
+                cr_expect(r.pass, "partial maxima kernel %d (%s) %s M=%lld N=%lld K=%lld max_dim %d (%d rows; %s): %zu of "
+                          "%zu fail (%zu NaN mismatches), max_abs %.3g; first bad [%zu]: want %.9g got %.9g", kern->id,
+                          kern->name, mg_precision_name(pr), (long long)m, (long long)n, (long long)k, dim, rows,
+                          d.lp.summary, r.fails, r.n, r.nan_mismatch, r.max_abs, r.first_bad, want[fb], (double)got[fb]);
                 ran++;
                 free(hp); free(got); free(hx); free(hw); free(hb); free(want);
-                if (ops->release) ops->release(&prep);
-                MG_TEST_CUDA(cudaFree(partial));
-                if (ws) MG_TEST_CUDA(cudaFree(ws));
+                mg_test_direct_free(&d);
                 MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
             }
     }
@@ -704,8 +698,8 @@ static const mg_kernel *kernel4_or_skip(void) {
     return kern;
 }
 
-/* Kernel 4's mixed-width column panels (wgmma_ws.cuh "MIXED PANELS": one 256-wide panel, the others 248, chosen at
- * the headline on 132 SMs). MG_WS_MIXED=1 forces them wherever they fit N, =0 never: both must give the reference,
+/* Kernel 4's mixed-width column panels (ws_scheduler.cuh "PANELS": one 256-wide panel, the others 248, chosen at
+ * the headline on 132 SMs). --mixed-panels force takes them wherever they fit N, off never: both must give the reference,
  * through the public API and in the partial maxima (max_dim 1 writes one partial row per panel, 33 here).
  * N = 8190 (33 panels, the last one ragged), 7936 (32 narrow panels, none wide), 8192 (the headline's N). */
 Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
@@ -716,11 +710,12 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
     const shape3 pm[] = {{1000, 8190, 24}, {129, 7936, 40}, {300, 8192, 16}};
     const shape3 api[] = {{1000, 8190, 72}, {257, 8192, 200}};
     for (int force = 1; force >= 0; force--) {
-        cr_assert(setenv("MG_WS_MIXED", force ? "1" : "0", 1) == 0, "setenv");
-        cr_assert(setenv("MG_WS_SMALL", "0", 1) == 0, "setenv");   /* the main configuration: the one with panels */
+        opt_reset();
+        g_opt.mixed_panels = force ? MG_SWITCH_FORCE : MG_SWITCH_OFF;
+        g_opt.tiles = MG_TILES_MAIN;   /* the configuration with the panels */
         int panels = 0;
         int ran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), &panels, NULL);
-        cr_expect_eq(panels, force ? 33 : 32, "MG_WS_MIXED=%d: the widest max_dim 1 launch wrote %d partial rows "
+        cr_expect_eq(panels, force ? 33 : 32, "--mixed-panels %d: the widest max_dim 1 launch wrote %d partial rows "
                      "(column panels), expected %d", force, panels, force ? 33 : 32);
         for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
             if (!(kern->precisions & (1u << prec))) continue;
@@ -729,16 +724,15 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
                     ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
                                     case_seed(kern->id, prec, 70 + si, md, force), PLANT_NONE, st);
         }
-        cr_expect(ran > 0, "MG_WS_MIXED=%d: no case ran", force);
+        cr_expect(ran > 0, "--mixed-panels %d: no case ran", force);
     }
-    unsetenv("MG_WS_MIXED");
-    unsetenv("MG_WS_SMALL");
+    opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
-/* Kernel 4's remainder split (wgmma_ws.cuh "REMAINDER SPLIT", max_dim 1): every panel 248 wide and the r <= 8 last
- * columns summed in k-chunks by the tiles of the first panels, added up by the finalize. MG_WS_RSPLIT=1 takes it
- * wherever the mixed panels would have one wide panel, =0 never; both must give the reference, in the partial maxima
+/* Kernel 4's remainder split (ws_scheduler.cuh "PANELS", max_dim 1): every panel 248 wide and the r <= 8 last
+ * columns summed in k-chunks by the tiles of the first panels, added up by the finalize. --rem-split force takes it
+ * wherever the mixed panels would have one wide panel, off never; both must give the reference, in the partial maxima
  * (with the sums folded in) and through the public API, also with a NaN or +inf planted in the last columns (the
  * remainder's path: every row NaN) and a NaN row of x. Shapes: N = 8190 (r = 6, K = 72: 2 k-chunks in bf16),
  * 8192 (r = 8, 16 chunks), 8185 (r = 1); M = 300 shifts the last row of tiles (tile_row0). */
@@ -750,14 +744,15 @@ Test(gpu_kernels, ws_rem_split, .timeout = 600) {
     const shape3 pm[] = {{1000, 8190, 72}, {300, 8192, 520}, {129, 8185, 200}};
     const shape3 api[] = {{1024, 8192, 1000}, {300, 8190, 136}, {1000, 8185, 72}};
     const plant_kind kinds[] = {PLANT_NONE, PLANT_LAST_W_NAN, PLANT_LAST_B_INF, PLANT_X};
-    cr_assert(setenv("MG_WS_TILES", "main", 1) == 0, "setenv");   /* the configuration with the panels */
-    cr_assert(setenv("MG_WS_MIXED", "1", 1) == 0, "setenv");
     for (int force = 1; force >= 0; force--) {
-        cr_assert(setenv("MG_WS_RSPLIT", force ? "1" : "0", 1) == 0, "setenv");
+        opt_reset();
+        g_opt.tiles = MG_TILES_MAIN;   /* the configuration with the panels */
+        g_opt.mixed_panels = MG_SWITCH_FORCE;
+        g_opt.rem_split = force ? MG_SWITCH_FORCE : MG_SWITCH_OFF;
         int rem = 0;
         int ran = partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, &rem);
         /* max_dim 1 launches: 3 shapes x 2 precisions */
-        cr_expect(force ? rem == 6 : rem == 0, "MG_WS_RSPLIT=%d: %d launches left remainder sums, expected %d", force,
+        cr_expect(force ? rem == 6 : rem == 0, "--rem-split %d: %d launches left remainder sums, expected %d", force,
                   rem, force ? 6 : 0);
         for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
             if (!(kern->precisions & (1u << prec))) continue;
@@ -769,11 +764,9 @@ Test(gpu_kernels, ws_rem_split, .timeout = 600) {
             ran += run_case(kern, (mg_precision)prec, 300, 8190, 136, 0, case_seed(kern->id, prec, 89, 0, force),
                             PLANT_LAST_W_NAN, st);
         }
-        cr_expect(ran > 0, "MG_WS_RSPLIT=%d: no case ran", force);
+        cr_expect(ran > 0, "--rem-split %d: no case ran", force);
     }
-    unsetenv("MG_WS_RSPLIT");
-    unsetenv("MG_WS_MIXED");
-    unsetenv("MG_WS_TILES");
+    opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
@@ -810,7 +803,7 @@ Test(gpu_kernels, gemv_stream_small_m, .timeout = 600) {
     cr_expect_eq(pran, 3 * 4 * 2, "kernel 7 ran %d of %d partial-maxima cases", pran, 3 * 4 * 2);
     /* auto, through a plan: kernel 7 at its limit in each precision (registry.c), a tiled kernel one row above */
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
-        const int lim = kern->auto_max_m[prec];
+        const int lim = mg_gemv_auto_max_m((mg_precision)prec);
         cr_assert(lim > 0, "kernel 7 has no auto limit for %s", mg_precision_name((mg_precision)prec));
         for (int m = lim; m <= lim + 1; m++) {
             mg_plan_desc d = mg_plan_desc_default();
@@ -896,7 +889,7 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
 
 /* Kernel 4 has four tile configurations (tile_configs/wgmma_ws.cfg: the main one, the mid-M, the small-M and the
  * 128 x 192 one) and
- * picks one by the problem; which one a test shape meets depends on the GPU's SM count. MG_WS_TILES forces each in
+ * picks one by the problem; which one a test shape meets depends on the GPU's SM count. --tiles forces each in
  * turn, so all of them run every shape of the kernel suite (outputs against the fp64 reference, planted NaN/inf, and
  * the partial maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
 Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
@@ -906,14 +899,15 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100},
                          {200, 8192, 1024}, {300, 8192, 520}};
-    const char *tiles[] = {"main", "mid", "small", "n192"};
+    const mg_tiles tiles[] = {MG_TILES_MAIN, MG_TILES_MID, MG_TILES_SMALL, MG_TILES_N192};
     for (int t = 0; t < 4; t++) {
-        cr_assert(setenv("MG_WS_TILES", tiles[t], 1) == 0, "setenv");
+        opt_reset();
+        g_opt.tiles = tiles[t];
         int ran = suite_cases(kern, st, 50 + t, NULL);
         ran += planted_cases(kern, st, 60);
         ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
-        cr_expect(ran > 0, "MG_WS_TILES=%s: no case ran", tiles[t]);
+        cr_expect(ran > 0, "--tiles %s: no case ran", mg_tiles_name(tiles[t]));
     }
-    unsetenv("MG_WS_TILES");
+    opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }

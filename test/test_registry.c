@@ -2,6 +2,7 @@
  * the auto choice logic; mg_registry_auto's supports() callbacks are host code. */
 #include "test_common.h"
 
+#include "gemv_stream.h"
 #include "mg_kernel.h"
 
 #include <string.h>
@@ -107,8 +108,7 @@ static const mg_kernel *expected_auto(const mg_problem *p, int sm) {
         const mg_kernel *k = mg_registry_at(i);
         if (!mg_kernel_available(k) || k->auto_rank <= 0 || !(k->precisions & (1u << p->prec)) || sm < k->min_sm)
             continue;
-        if (k->auto_max_m[p->prec] > 0 && p->m > k->auto_max_m[p->prec]) continue;
-        if (k->auto_row_align > 0 && ((long long)p->k * mg_elem_bytes(p->prec)) % k->auto_row_align != 0) continue;
+        if (k->auto_fits && !k->auto_fits(p)) continue;
         if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) continue;
         if (!best || k->auto_rank > best->auto_rank) best = k;
     }
@@ -123,7 +123,7 @@ Test(registry, auto_picks_only_kernels_that_claim_the_precision) {
         for (size_t s = 0; s < sizeof sms / sizeof sms[0]; s++)
             for (size_t d = 0; d < 2; d++)
             for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
-                mg_problem prob = {ms[mi], 8192, 8192, dims[d], (mg_precision)p};
+                mg_problem prob = {ms[mi], 8192, 8192, dims[d], (mg_precision)p, 0};
                 const mg_kernel *k = mg_registry_auto(&prob, sms[s]);
                 const mg_kernel *want = expected_auto(&prob, sms[s]);
                 if (k) {
@@ -145,11 +145,12 @@ Test(registry, auto_takes_gemv_stream_up_to_its_limits) {
     if (!g || !mg_kernel_available(g)) cr_skip_test("no gemv_stream kernel in this build");
     const int want[MG_PREC_COUNT] = {8, 1, 2};
     for (int p = 0; p < MG_PREC_COUNT; p++) {
-        cr_assert_eq(g->auto_max_m[p], want[p], "%s: auto_max_m %d", mg_precision_name((mg_precision)p),
-                     g->auto_max_m[p]);
+        cr_assert_eq(mg_gemv_auto_max_m((mg_precision)p), want[p], "%s: auto limit %d",
+                     mg_precision_name((mg_precision)p), mg_gemv_auto_max_m((mg_precision)p));
+        cr_assert(g->auto_fits == mg_gemv_auto_fits, "kernel 7's registry row names its auto rule");
         for (int dim = 0; dim < 2; dim++)
             for (int m = 1; m <= 12; m++) {
-                const mg_problem prob = {m, 8192, 8192, dim, (mg_precision)p};
+                const mg_problem prob = {m, 8192, 8192, dim, (mg_precision)p, 0};
                 const mg_kernel *k = mg_registry_auto(&prob, 90);
                 cr_assert_not_null(k, "no auto kernel for M=%d", m);
                 if (m <= want[p])
@@ -160,26 +161,29 @@ Test(registry, auto_takes_gemv_stream_up_to_its_limits) {
                                   mg_precision_name((mg_precision)p), m);
             }
         /* rows that are not a multiple of 16 bytes (K = 8190: 16,380 bytes bf16, 32,760 fp32) go to the tiled kernels */
-        const mg_problem odd = {1, 8192, 8190, 1, (mg_precision)p};
+        const mg_problem odd = {1, 8192, 8190, 1, (mg_precision)p, 0};
         const mg_kernel *k = mg_registry_auto(&odd, 90);
         cr_assert(k && k != g, "%s M=1 K=8190: auto chose %s", mg_precision_name((mg_precision)p), k ? k->name : "none");
     }
-    cr_assert_eq(g->auto_row_align, 16);
 }
 
 /* Kernel 7's size checks name the size that is out of range and never overflow on the way (M and N near INT_MAX). */
 Test(registry, gemv_stream_rejects_sizes_it_cannot_index) {
     const mg_kernel *g = mg_registry_find_name("gemv_stream");
     if (!g || !mg_kernel_available(g)) cr_skip_test("no gemv_stream kernel in this build");
-    const mg_problem ok = {8, 8192, 8192, 1, MG_PREC_BF16};
+    const mg_problem ok = {8, 8192, 8192, 1, MG_PREC_BF16, 0};
     cr_assert_eq(g->ops->supports(&ok, 90), MG_OK);
-    const mg_problem big_m = {2147483647, 8, 8, 0, MG_PREC_FP32};
+    const mg_problem big_m = {2147483647, 8, 8, 0, MG_PREC_FP32, 0};
     cr_assert_eq(g->ops->supports(&big_m, 90), MG_ERR_UNSUPPORTED);
     cr_assert(strstr(mg_last_error(), "M=2147483647") != NULL, "message: %s", mg_last_error());
-    const mg_problem big_n = {1, 2147483640, 8, 1, MG_PREC_FP32};
+    const mg_problem big_n = {1, 2147483640, 8, 1, MG_PREC_FP32, 0};
     cr_assert_eq(g->ops->supports(&big_n, 90), MG_ERR_UNSUPPORTED);
     cr_assert(strstr(mg_last_error(), "N=2147483640") != NULL, "message: %s", mg_last_error());
-    cr_assert_gt(g->ops->partial_tiles(&big_n), 0, "partial_tiles overflowed");
+    const mg_device dev = {0, 90, 132};
+    int rows = 0;
+    size_t ws = 0;
+    g->ops->bounds(&big_n, &dev, &rows, &ws);
+    cr_assert_gt(rows, 0, "bounds: the partial rows overflowed");
 }
 
 Test(registry, naive_is_never_auto) {

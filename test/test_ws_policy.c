@@ -106,7 +106,7 @@ Test(ws_policy, configured_tiles_at_the_headline) {
                                   MG_TILE_wgmma_ws_mid_bf16_BM, MG_TILE_wgmma_ws_mid_bf16_BN), MG_WS_TILES_MID);
 }
 
-/* The remainder split (wgmma_ws.cuh "REMAINDER SPLIT"): at the headline, max_dim 1, instead of the one 256-wide panel:
+/* The remainder split (kernels/ws_scheduler.cuh "PANELS"): at the headline, max_dim 1, instead of the one 256-wide panel:
  * 33 narrow panels and the 8 columns left over in 16 k-chunks. */
 Test(ws_policy, rem_split_at_the_headline) {
     int tiles_n = 32, nw = 32;
@@ -181,4 +181,160 @@ Test(ws_policy, n192_where_the_main_wave_is_partial) {
     cr_expect_eq(mg_ws_main_cost(5, 8192, SMS, 256, 248), 504, "2 waves of 248 with the mixed panels, + 8");
     cr_expect_eq(mg_ws_main_cost(8, 8192, SMS, 256, 248), 504, "the headline");
     cr_expect(!n192(0, 8192, SMS) && !n192(300, 8192, 0), "no rows or no SMs: never");
+}
+
+/* ---- the launch plan (mg_ws_make_plan): every choice kernels 4 and 6 make, pinned on the CPU ------------------- */
+
+/* Kernel 4 bf16 / tf32 and kernel 6 as their .cu files describe themselves (the shapes from tile_configs/). */
+#define SHAPE(row) {row##_BM, row##_BN, row##_BK, row##_STAGES, row##_CONSUMERS, row##_CLUSTER}
+static const mg_ws_kernel K4_BF16 = {"wgmma_ws", {SHAPE(MG_TILE_wgmma_ws_bf16), SHAPE(MG_TILE_wgmma_ws_small_bf16),
+                                                  SHAPE(MG_TILE_wgmma_ws_mid_bf16), SHAPE(MG_TILE_wgmma_ws_n192_bf16)},
+                                     4, 1, 2, 8, 0};
+static const mg_ws_kernel K4_TF32 = {"wgmma_ws", {SHAPE(MG_TILE_wgmma_ws_tf32), SHAPE(MG_TILE_wgmma_ws_small_tf32),
+                                                  SHAPE(MG_TILE_wgmma_ws_mid_tf32), SHAPE(MG_TILE_wgmma_ws_n192_tf32)},
+                                     4, 1, 4, 4, 0};
+static const mg_ws_kernel K6 = {"wgmma_bf16x3", {SHAPE(MG_TILE_wgmma_bf16x3_fp32)}, 1, 0, 4, 4, 1};
+
+static mg_ws_plan plan_of(const mg_ws_kernel *kd, long long m, long long n, long long k, int md, const mg_options *o,
+                          int *rows, size_t *ws) {
+    mg_ws_plan pl;
+    char why[160] = "";
+    cr_assert_eq(mg_ws_make_plan(kd, m, n, k, md, 1, SMS, o, &pl, rows, ws, why, sizeof why), 0, "%s", why);
+    return pl;
+}
+
+Test(ws_policy, plan_at_the_headline) {
+    const mg_options o = mg_options_default();
+    int rows;
+    size_t ws;
+    /* bf16 max_dim 1: main tiles, 33 narrow panels, the 8 columns left over in 16 k-chunks, 132 CTAs, no stream-K */
+    mg_ws_plan pl = plan_of(&K4_BF16, 1024, 8192, 8192, 1, &o, &rows, &ws);
+    cr_expect_eq(pl.cfg, MG_WS_TILES_MAIN);
+    cr_expect_eq(pl.tiles_m, 8);
+    cr_expect_eq(pl.tiles_n, 33);
+    cr_expect_eq(pl.nw, 0);
+    cr_expect_eq(pl.rem_chunks, 16);
+    cr_expect_eq(pl.rem_w, 8);
+    cr_expect_eq(pl.rem_n0, 248 * 33);
+    cr_expect_eq(pl.grid, SMS);
+    cr_expect_eq(pl.sk_tiles, 0);
+    cr_expect_eq(pl.dp_tiles, 264);
+    cr_expect_eq(rows, 33, "one partial row per column panel");
+    cr_expect_eq(pl.pad_x, 0);
+    /* max_dim 0: the mixed panels (one wide), no remainder split; one partial row per 64-row slab */
+    pl = plan_of(&K4_BF16, 1024, 8192, 8192, 0, &o, &rows, &ws);
+    cr_expect_eq(pl.tiles_n, 33);
+    cr_expect_eq(pl.nw, 1);
+    cr_expect_eq(pl.rem_chunks, 0);
+    cr_expect_eq(rows, 16);
+    /* the options turn each choice off */
+    mg_options off = o;
+    off.rem_split = MG_SWITCH_OFF;
+    pl = plan_of(&K4_BF16, 1024, 8192, 8192, 1, &off, &rows, &ws);
+    cr_expect(pl.rem_chunks == 0 && pl.nw == 1 && pl.tiles_n == 33, "--rem-split off: the mixed panels");
+    off.mixed_panels = MG_SWITCH_OFF;
+    pl = plan_of(&K4_BF16, 1024, 8192, 8192, 1, &off, &rows, &ws);
+    cr_expect(pl.tiles_n == 32 && pl.nw == 32 && rows == 32, "--mixed-panels off: 32 uniform panels");
+    /* tf32 the same */
+    pl = plan_of(&K4_TF32, 1024, 8192, 8192, 1, &o, &rows, &ws);
+    cr_expect(pl.cfg == MG_WS_TILES_MAIN && pl.rem_chunks == 16 && pl.tiles_n == 33);
+}
+
+Test(ws_policy, plan_small_m_runs_stream_k) {
+    const mg_options o = mg_options_default();
+    int rows;
+    size_t ws;
+    /* M = 64 bf16: the small tiles (64 x 128), 64 tiles on 132 SMs: all split over the 132 CTAs */
+    mg_ws_plan pl = plan_of(&K4_BF16, 64, 8192, 8192, 1, &o, &rows, &ws);
+    cr_expect_eq(pl.cfg, MG_WS_TILES_SMALL);
+    cr_expect_eq(pl.sk_tiles, 64);
+    cr_expect_eq(pl.dp_tiles, 0);
+    cr_expect_eq(pl.grid, SMS);
+    cr_expect(pl.off_slots >= pl.off_flags + mg_ws_flag_bytes(SMS) && ws >= pl.off_slots + mg_ws_slot_bytes(
+              &K4_BF16.cfg[MG_WS_TILES_SMALL], SMS), "the slots lie after the flags, inside the workspace");
+    /* --no-streamk: whole tiles */
+    mg_options off = o;
+    off.streamk = MG_SWITCH_OFF;
+    pl = plan_of(&K4_BF16, 64, 8192, 8192, 1, &off, &rows, &ws);
+    cr_expect(pl.sk_tiles == 0 && pl.dp_tiles == 64 && pl.grid == 64);
+    /* kernel 6 at M = 1 (one tile row of 32 tiles): stream-K */
+    pl = plan_of(&K6, 1, 8192, 8192, 1, &o, &rows, &ws);
+    cr_expect(pl.sk_tiles == 32 && pl.grid == SMS && rows == 32);
+    /* too few k-iterations per range (K = 64: 2 per tile, 64 in all < 4 x 132): whole tiles */
+    pl = plan_of(&K4_BF16, 64, 8192, 64, 1, &o, &rows, &ws);
+    cr_expect_eq(pl.sk_tiles, 0);
+}
+
+Test(ws_policy, plan_tiles_option_and_mid_m) {
+    const mg_options o = mg_options_default();
+    int rows;
+    size_t ws;
+    cr_expect_eq(plan_of(&K4_BF16, 200, 8192, 8192, 1, &o, &rows, &ws).cfg, MG_WS_TILES_MID);
+    cr_expect_eq(plan_of(&K4_BF16, 300, 8192, 8192, 1, &o, &rows, &ws).cfg, MG_WS_TILES_N192);
+    const mg_tiles t[] = {MG_TILES_MAIN, MG_TILES_SMALL, MG_TILES_MID, MG_TILES_N192};
+    for (int i = 0; i < 4; i++) {
+        mg_options f = o;
+        f.tiles = t[i];
+        cr_expect_eq(plan_of(&K4_BF16, 300, 8192, 8192, 1, &f, &rows, &ws).cfg, i, "--tiles %s", mg_tiles_name(t[i]));
+    }
+}
+
+Test(ws_policy, plan_pads_x_and_refuses_what_it_cannot_read) {
+    const mg_options o = mg_options_default();
+    int rows;
+    size_t ws;
+    /* bf16 K = 4100: 8200-byte rows, not 16-byte multiples: x copied with rows of 4104 elements */
+    mg_ws_plan pl = plan_of(&K4_BF16, 3, 5000, 4100, 1, &o, &rows, &ws);
+    cr_expect(pl.pad_x == 1 && pl.x_ld == 4104);
+    cr_expect(ws >= pl.off_x + mg_ws_x_bytes(3, 4104, 2));
+    /* kernel 4 with a misaligned x base and 16-byte rows: refused with the reason; kernel 6 copies it */
+    char why[160] = "";
+    cr_expect_eq(mg_ws_make_plan(&K4_BF16, 64, 64, 64, 1, 0, SMS, &o, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "16-byte aligned") != NULL, "why: %s", why);
+    cr_expect_eq(mg_ws_make_plan(&K6, 64, 64, 64, 1, 0, SMS, &o, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect(pl.pad_x == 1 && pl.x_ld == 64);
+    /* K = 0: no workspace at all */
+    pl = plan_of(&K4_BF16, 5, 7, 0, 1, &o, &rows, &ws);
+    cr_expect(ws == 0 && pl.sk_tiles == 0);
+}
+
+/* Every plan for every m <= M and every option lies within the bounds the library allocates once, and the workspace
+ * regions of a plan never overlap. */
+Test(ws_policy, plans_stay_within_the_bounds) {
+    const mg_ws_kernel *kds[] = {&K4_BF16, &K4_TF32, &K6};
+    const long long Ms[] = {1, 64, 256, 1024};
+    const long long shapes[][2] = {{8192, 8192}, {8190, 4100}, {520, 264}, {7, 0}};
+    for (size_t ki = 0; ki < 3; ki++)
+        for (size_t si = 0; si < 4; si++)
+            for (size_t mi = 0; mi < 4; mi++)
+                for (int md = 0; md < 2; md++) {
+                    const long long M = Ms[mi], n = shapes[si][0], k = shapes[si][1];
+                    int brows;
+                    size_t bws;
+                    mg_ws_bounds(kds[ki], M, n, k, md, SMS, &brows, &bws);
+                    for (long long m = 1; m <= M; m = m < 8 ? m + 1 : m * 2 + 1)
+                        for (int t = 0; t < MG_TILES_COUNT; t++)
+                            for (int sw = 0; sw < 3; sw++) {
+                                mg_options o = mg_options_default();
+                                o.tiles = (mg_tiles)t;
+                                o.mixed_panels = o.rem_split = (mg_switch)sw;
+                                o.streamk = sw == 1 ? MG_SWITCH_OFF : MG_SWITCH_AUTO;
+                                int rows;
+                                size_t ws;
+                                mg_ws_plan pl;
+                                char why[160];
+                                cr_assert_eq(mg_ws_make_plan(kds[ki], m, n, k, md, 0, SMS, &o, &pl, &rows, &ws, why,
+                                                             sizeof why) == 0 || !kds[ki]->pad_misaligned, 1, "%s", why);
+                                if (mg_ws_make_plan(kds[ki], m, n, k, md, 1, SMS, &o, &pl, &rows, &ws, why, sizeof why))
+                                    cr_assert_fail("%s", why);
+                                cr_assert(rows >= 1 && rows <= brows && ws <= bws,
+                                          "%s M=%lld m=%lld N=%lld K=%lld md %d tiles %d switch %d: %d rows (bound %d), "
+                                          "%zu bytes (bound %zu)", kds[ki]->name, M, m, n, k, md, t, sw, rows, brows,
+                                          ws, bws);
+                                cr_assert(pl.off_flags <= pl.off_x && pl.off_x <= pl.off_rem &&
+                                          pl.off_rem <= pl.off_slots && pl.off_slots <= ws, "regions in order");
+                                if (pl.sk_tiles > 0)
+                                    cr_assert(pl.off_x >= mg_ws_flag_bytes(SMS), "the flags have their own bytes");
+                            }
+                }
 }
