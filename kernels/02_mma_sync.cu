@@ -1,7 +1,8 @@
 /* 02_mma_sync.cu: kernel 2, the first tensor-core rung.
  *
- * Technique: a tiled GEMM on warp-level tensor-core MMAs (mma.sync, the Ampere instruction; Hopper still runs
- * it, at roughly 60-70% of what wgmma reaches), with the project's fused bias + NaN-propagating max epilogue.
+ * What it shows: a tiled GEMM on warp-level tensor-core MMAs (mma.sync, the Ampere instruction; Hopper still runs
+ * it, through the legacy path at about half the wgmma rate), with the project's fused bias + NaN-propagating max
+ * epilogue (partial maxima only, y is never written; contract: src/mg_kernel.h).
  *   - tf32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, operands rounded fp32 -> tf32 with
  *           cvt.rna.tf32.f32 after the fragment load (round-to-nearest, ties away, as cuBLAS's TF32 does);
  *   - bf16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32; fp32 accumulation in both.
@@ -10,7 +11,12 @@
  *     (conflict-free for both the cp.async stores and the ldmatrix reads).
  *   - CTA tile BM x BN x BK and the warp count come from tile_configs/mma_sync.cfg (build/gen/mg_tiles.h).
  * What changed from kernel 1 (naive SIMT): tensor cores, shared-memory tiling, an async copy pipeline.
- * Measured result: not yet measured (see notes/02_mma_sync.md for the prediction and, later, the figures).
+ * Host side: plan fixes the instantiation (precision), the load path (16-byte cp.async, or per-element loads when
+ * K * elem_bytes % 16 != 0 or x / W is not 16-byte aligned: mg_problem.align), the tile counts and the 1-D grid;
+ * no workspace, no prepare. launch checks the pointers (and their alignment against the plan's path) and enqueues.
+ * Run: build/maxgemm run --kernel 2 --precision bf16 --check   (also tf32)
+ * Measured (H200, headline M = 1024, N = K = 8192, bf16, max_dim 1, bench/results/h200.csv): 0.488 ms
+ * (281 TFLOP/s, 0.41x kernel 0). Design, prediction, ptxas report, measurements: notes/02_mma_sync.md.
  *
  * Layout conventions (the project's, see src/maxgemm.h): x is M x K row-major, W is N x K row-major, so
  * C = x * W^T has A = x (row-major, "row") and B = W^T, which is W read K-major ("col"). Both operands
@@ -40,11 +46,13 @@
  *
  * Odd shapes: every load is predicated; out-of-range rows, columns and k read as zeros (cp.async src-size 0).
  * The 16-byte cp.async path needs 16-byte aligned rows (K * elem_bytes % 16 == 0 and 16-byte aligned x, W);
- * otherwise a per-element, synchronous fallback fills the same smem layout (correct, slower; only odd K).
+ * otherwise (the plan's choice) a per-element, synchronous path fills the same smem layout (correct, slower).
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "mg_kernel.h"
 #include "mg_tiles.h"
@@ -403,37 +411,37 @@ using CfgBF16 = TileArgs<MG_TILE_mma_sync_bf16>::cfg<MG_PREC_BF16>;
 /* Index math uses int for rows, columns and k (+ one tile of slack) and size_t for element offsets. */
 constexpr int DIM_LIMIT = 0x7fffffff - 1024;
 
-template <int PREC, class C>
-mg_status launch_impl(mg_launch_args *a) {
-    const mg_problem *p = &a->p;
-    const int tiles_m = mg_cdiv(p->m, C::BM), tiles_n = mg_cdiv(p->n, C::BN);
-    a->ntiles = p->max_dim == 1 ? tiles_n : tiles_m;
-    /* An empty output (M = 0 with max_dim 1, N = 0 with max_dim 0) has nothing to reduce; a zero-size grid
-     * would be a launch error, so return before launching. */
-    if (p->m == 0 || p->n == 0) return MG_OK;
-    if (!a->x || !a->w || !a->b || !a->partial)
-        return mg_set_error(MG_ERR_INVALID_ARG, "mma_sync: NULL x, W, b or partial pointer");
+/* The private part of a launch plan (mg_launch_plan::priv): every choice plan made; launch only reads it. */
+struct mma_sync_priv {
+    int enqueue;            /* 0: empty output (M = 0 or N = 0), nothing to launch */
+    int bf16;               /* instantiation: 1 CfgBF16 (bf16 mode), 0 CfgTF32 (tf32 mode) */
+    int aligned;            /* 1: 16-byte cp.async loads (K * elem_bytes % 16 == 0, x and W 16-byte aligned);
+                             * 0: per-element predicated loads (mma_sync_kernel<..., false>) */
+    int tiles_m, tiles_n;   /* row tiles, column tiles; the 1-D grid is tiles_m * tiles_n CTAs in grouped order */
+    unsigned grid;          /* CTAs */
+};
+static_assert(sizeof(mma_sync_priv) <= sizeof(((mg_launch_plan *)nullptr)->priv.bytes),
+              "mma_sync_priv outgrows mg_launch_plan::priv");
 
+template <int PREC, class C>
+mg_status launch_impl(const mg_launch_plan *lp, const mma_sync_priv &pp, const mg_io *io, cudaStream_t stream) {
+    const mg_problem *p = &lp->p;
     Params kp;
-    kp.x = a->x;
-    kp.w = a->w;
-    kp.b = a->b;
-    kp.partial = a->partial;
+    kp.x = io->x;
+    kp.w = io->w;
+    kp.b = io->b;
+    kp.partial = io->partial;
     kp.m = p->m;
     kp.n = p->n;
     kp.k = p->k;
-    kp.tiles_m = tiles_m;
-    kp.tiles_n = tiles_n;
+    kp.tiles_m = pp.tiles_m;
+    kp.tiles_n = pp.tiles_n;
     kp.max_dim = p->max_dim;
 
-    /* The 16-byte cp.async path needs every row start 16-byte aligned. */
-    const bool aligned = ((size_t)p->k * C::EB) % 16 == 0 && ((uintptr_t)a->x % 16) == 0 &&
-                         ((uintptr_t)a->w % 16) == 0;
-    void (*kern)(const Params) = aligned ? mma_sync_kernel<PREC, C, true> : mma_sync_kernel<PREC, C, false>;
+    void (*kern)(const Params) = pp.aligned ? mma_sync_kernel<PREC, C, true> : mma_sync_kernel<PREC, C, false>;
     /* Above 48 KiB of dynamic shared memory a kernel must opt in (per device, so set it on every launch). */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM));
-    const long long tiles = (long long)tiles_m * tiles_n;
-    kern<<<(unsigned)tiles, C::THREADS, C::SMEM, (cudaStream_t)a->stream>>>(kp);
+    kern<<<pp.grid, C::THREADS, C::SMEM, stream>>>(kp);
     MG_LAUNCH_CHECK();
     return MG_OK;
 }
@@ -442,13 +450,16 @@ mg_status launch_impl(mg_launch_args *a) {
 
 using namespace mma_sync_k;
 
-static int mma_sync_partial_tiles(const mg_problem *p) {
+/* Partial rows for a batch of p->m rows: one per column tile (max_dim 1) or row tile (max_dim 0); at least 1, so
+ * an empty output still names one (never written, never read: the finalize reduces 0 elements). */
+static int mma_sync_rows(const mg_problem *p) {
     const int bm = p->prec == MG_PREC_BF16 ? CfgBF16::BM : CfgTF32::BM;
     const int bn = p->prec == MG_PREC_BF16 ? CfgBF16::BN : CfgTF32::BN;
-    return p->max_dim == 1 ? mg_cdiv(p->n, bn) : mg_cdiv(p->m, bm);
+    const int t = p->max_dim == 1 ? mg_cdiv(p->n, bn) : mg_cdiv(p->m, bm);
+    return t > 1 ? t : 1;
 }
 
-/* The problem-side constraints, shared by supports() and launch(). */
+/* The problem-side constraints (supports() and plan()). */
 static mg_status mma_sync_check(const mg_problem *p) {
     if (p->prec != MG_PREC_TF32 && p->prec != MG_PREC_BF16)
         return mg_set_error(MG_ERR_UNSUPPORTED, "mma_sync: precision %s is not supported (tf32 and bf16 only)",
@@ -469,24 +480,91 @@ static mg_status mma_sync_check(const mg_problem *p) {
 
 static mg_status mma_sync_supports(const mg_problem *p, int sm) {
     /* mma.sync with tf32/bf16 exists from sm_80; this build carries sm_90a code only (Makefile GENCODE), so on
-     * another GPU the launch fails with CUDA's "no kernel image" error rather than running wrong code. */
-    if (sm < 80)
+     * another GPU the launch fails with CUDA's "no kernel image" error rather than running wrong code.
+     * sm = 0: any GPU (the problem-side constraints only). */
+    if (sm != 0 && sm < 80)
         return mg_set_error(MG_ERR_UNSUPPORTED, "mma_sync: needs compute capability 8.0+ (got %d.%d)", sm / 10,
                             sm % 10);
     return mma_sync_check(p);
 }
 
-static mg_status mma_sync_launch(mg_launch_args *a) {
-    mg_status s = mma_sync_check(&a->p);
-    if (s != MG_OK) return s;
-    if (a->p.prec == MG_PREC_BF16) return launch_impl<MG_PREC_BF16, CfgBF16>(a);
-    return launch_impl<MG_PREC_TF32, CfgTF32>(a);
+/* No workspace; the rows grow with m (max_dim 0) or do not depend on it (max_dim 1): p->m's count covers every
+ * batch. */
+static void mma_sync_bounds(const mg_problem *p, const mg_device *dev, int *partial_rows, size_t *ws_bytes) {
+    (void)dev;
+    if (partial_rows) *partial_rows = mma_sync_rows(p);
+    if (ws_bytes) *ws_bytes = 0;
+}
+
+/* Every choice for the problem: the instantiation (precision), the load path (16-byte cp.async when every row
+ * start is 16-byte aligned: K * elem_bytes % 16 == 0 and both bases aligned, p->align; else the per-element
+ * path), the tile counts and the grid. No option applies to this kernel. */
+static mg_status mma_sync_plan(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp) {
+    (void)opt;
+    if (!p || !lp)
+        return mg_set_error(MG_ERR_INVALID_ARG, "mma_sync: plan called with a NULL %s", p ? "launch plan" : "problem");
+    mg_status st = mma_sync_supports(p, dev ? dev->sm : 0);
+    if (st != MG_OK) return st;
+
+    mma_sync_priv pp = {};
+    pp.bf16 = p->prec == MG_PREC_BF16;
+    const int bm = pp.bf16 ? CfgBF16::BM : CfgTF32::BM, bn = pp.bf16 ? CfgBF16::BN : CfgTF32::BN;
+    const int bk = pp.bf16 ? CfgBF16::BK : CfgTF32::BK, stages = pp.bf16 ? CfgBF16::STAGES : CfgTF32::STAGES;
+    const int warps = pp.bf16 ? CfgBF16::WARPS : CfgTF32::WARPS;
+    const size_t eb = mg_elem_bytes(p->prec);
+    pp.tiles_m = mg_cdiv(p->m, bm);
+    pp.tiles_n = mg_cdiv(p->n, bn);
+    /* An empty output (M = 0 with max_dim 1, N = 0 with max_dim 0) has nothing to reduce; a zero-size grid would be
+     * a launch error, so the plan launches nothing. */
+    pp.enqueue = p->m != 0 && p->n != 0;
+    pp.grid = pp.enqueue ? (unsigned)((long long)pp.tiles_m * pp.tiles_n) : 0u;   /* <= 2^31 - 1: mma_sync_check */
+    const bool rows16 = ((size_t)p->k * eb) % 16 == 0;
+    const bool x16 = (p->align & MG_ALIGN_X16) != 0, w16 = (p->align & MG_ALIGN_W16) != 0;
+    pp.aligned = rows16 && x16 && w16;
+
+    const int rows = mma_sync_rows(p);
+    char summary[sizeof lp->summary];
+    if (!pp.enqueue)
+        snprintf(summary, sizeof summary, "mma_sync: empty output (M=%d, N=%d, max_dim %d), nothing to launch", p->m,
+                 p->n, p->max_dim);
+    else
+        snprintf(summary, sizeof summary,
+                 "mma_sync %s %dx%dx%d, %d stages, %d warps: %d x %d tiles (%u CTAs), %s, %d partial rows",
+                 pp.bf16 ? "bf16" : "tf32", bm, bn, bk, stages, warps, pp.tiles_m, pp.tiles_n, pp.grid,
+                 pp.aligned ? "16-byte cp.async loads"
+                 : !rows16  ? "per-element loads (K * elem_bytes is not a multiple of 16)"
+                 : !x16     ? "per-element loads (x is not 16-byte aligned)"
+                            : "per-element loads (W is not 16-byte aligned)",
+                 rows);
+    mg_plan_simple(lp, rows, 0, summary);
+    memcpy(lp->priv.bytes, &pp, sizeof pp);
+    return MG_OK;
+}
+
+static mg_status mma_sync_launch(const mg_launch_plan *lp, const mg_io *io, const void *state, void *stream) {
+    (void)state;   /* no prepare: reads the caller's x and W directly */
+    if (!lp || !io)
+        return mg_set_error(MG_ERR_INVALID_ARG, "mma_sync: launch called with a NULL %s", lp ? "io" : "launch plan");
+    mma_sync_priv pp;
+    memcpy(&pp, lp->priv.bytes, sizeof pp);
+    if (!pp.enqueue) return MG_OK;   /* empty output: nothing to reduce */
+    if (!io->x || !io->w || !io->b || !io->partial)
+        return mg_set_error(MG_ERR_INVALID_ARG, "mma_sync: NULL pointer:%s%s%s%s", io->x ? "" : " x",
+                            io->w ? "" : " W", io->b ? "" : " b", io->partial ? "" : " partial");
+    /* The plan chose the 16-byte cp.async path from the alignment it was made for; these pointers must have it. */
+    if (pp.aligned && ((uintptr_t)io->x % 16 != 0 || (uintptr_t)io->w % 16 != 0))
+        return mg_set_error(MG_ERR_INVALID_ARG,
+                            "mma_sync: the launch plan reads x and W with 16-byte cp.async (made for 16-byte aligned "
+                            "bases, mg_problem.align), but %s is not 16-byte aligned (x %p, W %p)",
+                            (uintptr_t)io->x % 16 != 0 ? "x" : "W", io->x, io->w);
+    if (pp.bf16) return launch_impl<MG_PREC_BF16, CfgBF16>(lp, pp, io, (cudaStream_t)stream);
+    return launch_impl<MG_PREC_TF32, CfgTF32>(lp, pp, io, (cudaStream_t)stream);
 }
 
 extern "C" const mg_kernel_ops mg_ops_mma_sync = {
-    mma_sync_partial_tiles, /* partial_tiles */
-    NULL,                   /* workspace_bytes: none */
     mma_sync_supports,      /* supports */
+    mma_sync_bounds,        /* bounds: no workspace */
+    mma_sync_plan,          /* plan */
     NULL,                   /* prepare: none (reads the caller's x and W directly) */
     NULL,                   /* release */
     mma_sync_launch,        /* launch */

@@ -1,6 +1,6 @@
 /* 03_wgmma_tma.cu: kernel 3, Hopper wgmma fed by TMA through an mbarrier ring (tf32 and bf16).
  *
- * Technique: a CTA computes a BM x BN tile of y = x W^T + b and reduces it on the spot (bias + NaN-propagating
+ * What it shows: a CTA computes a BM x BN tile of y = x W^T + b and reduces it on the spot (bias + NaN-propagating
  * max), writing partial maxima only (contract: src/mg_kernel.h). One elected thread (thread 0) issues TMA loads
  * of the A (= x, BM x BK) and B (= W, BN x BK) tiles into a STAGES-deep shared-memory ring, 128B-swizzled, each
  * stage guarded by a "full" mbarrier (arrive.expect_tx + TMA complete_tx) and an "empty" mbarrier (every
@@ -15,21 +15,27 @@
  * Conventions: kernels/hopper.cuh (K-major operands, 128-byte swizzle, BK = 128 bytes of K, fragment layout).
  * Tile shapes: tile_configs/wgmma_tma.cfg -> MG_TILE_wgmma_tma_{bf16,tf32} (build/gen/mg_tiles.h).
  *
- * Shapes: any M, N >= 1, K >= 0. TMA needs 16-byte aligned row strides: when K * elem_bytes % 16 != 0, W is
- * copied once (prepare) and x on every launch (into the workspace) with a padded leading dimension; the
- * tensor map still says K columns, so the pad is never read (TMA zero-fills columns >= K, and rows >= M / N).
- * K = 0 runs no k-iteration: acc = 0 and y = b.
+ * Host side: prepare encodes W's tensor map (on a zero-padded copy of W when K * elem_bytes % 16 != 0 or W is not
+ * 16-byte aligned: TMA needs 16-byte row strides and base). plan fixes the instantiation, the grid (row tiles x
+ * column tiles) and how x is read: in place by TMA, or (K * elem_bytes % 16 != 0, or x not 16-byte aligned per
+ * mg_problem.align) copied into the workspace with a padded leading dimension; the tensor maps still say K
+ * columns, so the pad is never read (TMA zero-fills columns >= K, and rows >= M / N). launch checks the pointers
+ * against the plan, makes the copy if the plan says so, encodes x's tensor map (it depends on the pointer) and
+ * enqueues. Shapes: any M, N >= 1, K >= 0; K = 0 runs no k-iteration: acc = 0 and y = b.
  *
  * tf32: the tensor core reads fp32 bit patterns and uses the top 19 bits (the low 13 mantissa bits are
  * truncated), allowed by the tf32 mode's 2e-3 bar.
  *
- * Measured: see notes/03_wgmma_tma.md (H200, M=1024, N=K=8192).
+ * Run: build/maxgemm run --kernel 3 --precision bf16 --check   (also tf32)
+ * Measured (H200, headline M = 1024, N = K = 8192, bf16, max_dim 1, bench/results/h200.csv): 0.206 ms
+ * (667 TFLOP/s, 1.00x kernel 0). Design, prediction, build facts, measurements: notes/03_wgmma_tma.md.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,12 +297,36 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 /* Host side                                                                                        */
 /* ---------------------------------------------------------------------------------------------- */
 
-/* Weight-side state (prepare): W's tensor map, and what it was made for. */
-struct w_host {
-    CUtensorMap tm_w; /* 64-byte aligned type */
-    int n, k, ld;
+/* Weight-side state (prepare, mg_prepared::state): W's tensor map, W's padded copy if it needed one, and what
+ * they were made for. */
+struct wt_state {
+    CUtensorMap tm_w;   /* 64-byte aligned type: allocated with aligned_alloc */
+    void *w_pad;        /* device: W with a 16-byte row stride, when the caller's W could not be read in place */
+    size_t w_pad_bytes;
+    int n, k, ld;       /* ld: W's leading dimension (elements) that tm_w reads */
     mg_precision prec;
 };
+
+/* How the kernel reads x (the plan's choice, mg_launch_plan::priv). */
+enum wt_x_mode {
+    WT_X_NONE = 0,      /* K = 0: no k-iterations, x is never read */
+    WT_X_IN_PLACE = 1,  /* TMA reads the caller's x (16-byte aligned base, K * elem_bytes % 16 == 0) */
+    WT_X_PADDED = 2,    /* launch copies x into the workspace with a 16-byte row stride first, TMA reads the copy */
+};
+
+/* The private part of a launch plan (mg_launch_plan::priv): every choice plan made; launch only reads it. */
+struct wt_priv {
+    int enqueue;        /* 0: M = 0 or N = 0, the partial rows have length 0: nothing to launch */
+    int bf16;           /* instantiation: 1 tile_bf16 (bf16 mode), 0 tile_tf32 (tf32 mode) */
+    unsigned grid_m;    /* grid.x: row tiles (fastest: neighbouring CTAs share a W tile in L2) */
+    unsigned grid_n;    /* grid.y: column tiles (<= 65535) */
+    int x_mode;         /* wt_x_mode */
+    int64_t x_ld;       /* elements between rows of the x that TMA reads: K in place, padded_ld(K) when padded */
+    size_t x_ws_offset; /* WT_X_PADDED: where the padded x starts in the workspace (bytes; 16-byte aligned) */
+    size_t x_ws_bytes;  /* WT_X_PADDED: its size, M * x_ld * elem_bytes */
+};
+static_assert(sizeof(wt_priv) <= sizeof(((mg_launch_plan *)nullptr)->priv.bytes),
+              "wt_priv outgrows mg_launch_plan::priv");
 
 static bool prec_ok(mg_precision p) { return p == MG_PREC_TF32 || p == MG_PREC_BF16; }
 static int tile_bm(mg_precision p) { return p == MG_PREC_BF16 ? tile_bf16::BM : tile_tf32::BM; }
@@ -310,22 +340,26 @@ static int64_t padded_ld(int k, size_t eb) {
 }
 static bool needs_pad(int k, size_t eb) { return ((int64_t)k * (int64_t)eb) % 16 != 0; }
 
-static int wt_partial_tiles(const mg_problem *p) {
+/* Partial rows for a batch of p->m rows: one per column tile (max_dim 1) or row tile (max_dim 0); at least 1, so
+ * an empty output still names one (never written, never read: the finalize reduces 0 elements). */
+static int wt_rows(const mg_problem *p) {
     if (!prec_ok(p->prec)) return 1;
-    return p->max_dim == 1 ? mg_cdiv(p->n, tile_bn(p->prec)) : mg_cdiv(p->m, tile_bm(p->prec));
+    const int t = p->max_dim == 1 ? mg_cdiv(p->n, tile_bn(p->prec)) : mg_cdiv(p->m, tile_bm(p->prec));
+    return t > 1 ? t : 1;
 }
 
-static size_t wt_workspace_bytes(const mg_problem *p) {
-    if (!prec_ok(p->prec) || p->k <= 0) return 0;
+/* Bytes of the padded copy of x a batch of m rows takes (0 when x is never read). */
+static size_t wt_x_pad_bytes(const mg_problem *p, int m) {
+    if (!prec_ok(p->prec) || p->k <= 0 || m <= 0 || p->n <= 0) return 0;
     const size_t eb = mg_elem_bytes(p->prec);
-    return needs_pad(p->k, eb) ? (size_t)p->m * (size_t)padded_ld(p->k, eb) * eb : 0;
+    return (size_t)m * (size_t)padded_ld(p->k, eb) * eb;
 }
 
 static mg_status wt_supports(const mg_problem *p, int sm) {
     if (!prec_ok(p->prec))
         return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_tma runs tf32 and bf16 only (got %s)",
                             mg_precision_name(p->prec));
-    if (sm != 90)
+    if (sm != 0 && sm != 90)
         return mg_set_error(MG_ERR_UNSUPPORTED,
                             "wgmma_tma is built for sm_90a (wgmma, TMA) and needs a Hopper GPU (this one is sm_%d)", sm);
     if (p->m < 0 || p->n < 0 || p->k < 0) return mg_set_error(MG_ERR_SHAPE, "wgmma_tma: negative dimension");
@@ -338,143 +372,228 @@ static mg_status wt_supports(const mg_problem *p, int sm) {
     return MG_OK;
 }
 
-static void wt_release(mg_prepared *prep) {
-    if (!prep) return;
-    if (prep->buf[0]) cudaFree(prep->buf[0]);
-    prep->buf[0] = NULL;
-    prep->bytes[0] = 0;
-    free(prep->host);
-    prep->host = NULL;
-    prep->ld = 0;
+/* Rows grow with m (max_dim 0) or do not depend on it (max_dim 1). Workspace: the padded copy of x, which a plan
+ * takes whenever x cannot be read in place; the plans are made per x alignment (a batch's x may be misaligned
+ * whatever the bounds' problem says), so the bound reserves it for every K > 0. */
+static void wt_bounds(const mg_problem *p, const mg_device *dev, int *partial_rows, size_t *ws_bytes) {
+    (void)dev;
+    if (partial_rows) *partial_rows = wt_rows(p);
+    if (ws_bytes) *ws_bytes = wt_x_pad_bytes(p, p->m);
+}
+
+/* Every choice for the problem: the instantiation (precision), the grid, and how x is read (in place by TMA when
+ * K * elem_bytes % 16 == 0 and x is 16-byte aligned, mg_problem.align; else a padded copy in the workspace, at
+ * offset 0). No option applies to this kernel. */
+static mg_status wt_plan(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp) {
+    (void)opt;
+    if (!p || !lp)
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma: plan called with a NULL %s", p ? "launch plan" : "problem");
+    mg_status st = wt_supports(p, dev ? dev->sm : 0);
+    if (st != MG_OK) return st;
+    if (p->max_dim != 0 && p->max_dim != 1)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_tma: max_dim must be normalised to 0 or 1 (got %d)",
+                            p->max_dim);
+    if ((p->max_dim == 0 && p->m == 0) || (p->max_dim == 1 && p->n == 0))
+        return mg_set_error(MG_ERR_SHAPE, "wgmma_tma: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
+                            p->n, p->max_dim);
+
+    wt_priv pp = {};
+    pp.enqueue = p->m != 0 && p->n != 0;
+    pp.bf16 = p->prec == MG_PREC_BF16;
+    pp.grid_m = (unsigned)mg_cdiv(p->m, tile_bm(p->prec));
+    pp.grid_n = (unsigned)mg_cdiv(p->n, tile_bn(p->prec));   /* <= 65535: wt_supports */
+    const size_t eb = mg_elem_bytes(p->prec);
+    const bool rows16 = !needs_pad(p->k, eb), x16 = (p->align & MG_ALIGN_X16) != 0;
+    pp.x_ld = p->k;
+    if (!pp.enqueue || p->k == 0) {
+        pp.x_mode = WT_X_NONE;
+    } else if (rows16 && x16) {
+        pp.x_mode = WT_X_IN_PLACE;
+    } else {
+        /* x with a padded row stride; the tail columns are outside the tensor map and never read. */
+        pp.x_mode = WT_X_PADDED;
+        pp.x_ld = padded_ld(p->k, eb);
+        pp.x_ws_offset = 0;
+        pp.x_ws_bytes = wt_x_pad_bytes(p, p->m);
+    }
+    const size_t ws = pp.x_mode == WT_X_PADDED ? pp.x_ws_offset + pp.x_ws_bytes : 0;
+
+    const int rows = wt_rows(p);
+    char how[96];
+    if (pp.x_mode == WT_X_NONE)
+        snprintf(how, sizeof how, "K = 0: no loads, y = b");
+    else if (pp.x_mode == WT_X_IN_PLACE)
+        snprintf(how, sizeof how, "x read in place by TMA");
+    else
+        snprintf(how, sizeof how, "x copied into the workspace with ld %lld (%s)", (long long)pp.x_ld,
+                 rows16 ? "x is not 16-byte aligned" : "K * elem_bytes is not a multiple of 16");
+    char summary[sizeof lp->summary];
+    if (!pp.enqueue)
+        snprintf(summary, sizeof summary, "wgmma_tma: empty output (M=%d, N=%d, max_dim %d), nothing to launch", p->m,
+                 p->n, p->max_dim);
+    else
+        snprintf(summary, sizeof summary,
+                 "wgmma_tma %s %dx%dx%d, %d stages, %d consumer warpgroups: grid %u x %u, %s, %d partial rows",
+                 pp.bf16 ? "bf16" : "tf32", tile_bm(p->prec), tile_bn(p->prec), tile_bk(p->prec),
+                 pp.bf16 ? tile_bf16::STAGES : tile_tf32::STAGES, pp.bf16 ? tile_bf16::CONSUMERS : tile_tf32::CONSUMERS,
+                 pp.grid_m, pp.grid_n, how, rows);
+    mg_plan_simple(lp, rows, ws, summary);
+    memcpy(lp->priv.bytes, &pp, sizeof pp);
+    return MG_OK;
+}
+
+/* rows x k elements of eb bytes at src (row stride k) -> dst with row stride ld >= k, the tail columns zeroed
+ * (never read: the tensor map says k columns; zeros keep the buffer deterministic). */
+static mg_status copy_padded(void *dst, int64_t ld, const void *src, int rows, int k, size_t eb, cudaStream_t st) {
+    MG_CUDA_TRY(cudaMemsetAsync(dst, 0, (size_t)rows * (size_t)ld * eb, st));
+    MG_CUDA_TRY(cudaMemcpy2DAsync(dst, (size_t)ld * eb, src, (size_t)k * eb, (size_t)k * eb, (size_t)rows,
+                                  cudaMemcpyDeviceToDevice, st));
+    return MG_OK;
+}
+
+static void wt_release(void *state) {
+    wt_state *h = static_cast<wt_state *>(state);
+    if (!h) return;
+    if (h->w_pad) cudaFree(h->w_pad);
+    free(h);
 }
 
 /* Weight-side work, once per mg_set_weights: W's padded copy (only if its row stride is not a multiple of 16
- * bytes or W is not 16-byte aligned) and its TMA descriptor. The plan calls wt_release even when this fails. */
-static mg_status wt_prepare(const mg_problem *p, const void *w, const void *b, mg_prepared *out, void *stream) {
+ * bytes or W is not 16-byte aligned) and its TMA descriptor. On failure it frees what it made and leaves
+ * out->state NULL. */
+static mg_status wt_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
+                            void *stream) {
     (void)b;
+    (void)dev;
     if (!out) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma prepare: NULL output");
+    out->state = NULL;
+    out->runner = NULL;
+    if (!p) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma prepare: NULL problem");
     if (!prec_ok(p->prec))
         return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_tma runs tf32 and bf16 only (got %s)",
                             mg_precision_name(p->prec));
-    out->host = NULL;
-    out->buf[0] = NULL;
-    out->bytes[0] = 0;
-    out->ld = p->k;
     if (p->k == 0 || p->n == 0) return MG_OK; /* no k-iterations / no columns: W is never read */
     if (!w) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma prepare: W is NULL");
+
+    /* aligned_alloc: CUtensorMap is a 64-byte aligned type; the size must be a multiple of the alignment. */
+    const size_t hb = (sizeof(wt_state) + 63) / 64 * 64;
+    wt_state *h = static_cast<wt_state *>(aligned_alloc(64, hb));
+    if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_tma: host allocation of the W descriptor failed");
+    memset(h, 0, hb);
 
     const size_t eb = mg_elem_bytes(p->prec);
     const bool pad = needs_pad(p->k, eb) || ((uintptr_t)w % 16 != 0);
     const int64_t ld = needs_pad(p->k, eb) ? padded_ld(p->k, eb) : p->k;
     const void *wsrc = w;
     cudaStream_t st = (cudaStream_t)stream;
+    mg_status s = MG_OK;
     if (pad) {
         const size_t bytes = (size_t)p->n * (size_t)ld * eb;
-        void *buf = NULL;
-        cudaError_t e = cudaMalloc(&buf, bytes);
+        cudaError_t e = cudaMalloc(&h->w_pad, bytes);
         if (e != cudaSuccess) {
             (void)cudaGetLastError();
+            h->w_pad = NULL;
+            wt_release(h);
             return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_tma: padded copy of W (%.1f MiB): %s",
                                 bytes / 1048576.0, cudaGetErrorString(e));
         }
-        out->buf[0] = buf;
-        out->bytes[0] = bytes;
-        /* Zero tail columns (never read: the tensor map says K columns; zeros keep the buffer deterministic). */
-        MG_CUDA_TRY(cudaMemsetAsync(buf, 0, bytes, st));
-        MG_CUDA_TRY(cudaMemcpy2DAsync(buf, (size_t)ld * eb, w, (size_t)p->k * eb, (size_t)p->k * eb, (size_t)p->n,
-                                      cudaMemcpyDeviceToDevice, st));
-        wsrc = buf;
+        h->w_pad_bytes = bytes;
+        s = copy_padded(h->w_pad, ld, w, p->n, p->k, eb, st);
+        wsrc = h->w_pad;
     }
-    out->ld = (int)ld;
-
-    /* aligned_alloc: CUtensorMap is a 64-byte aligned type; the size must be a multiple of the alignment. */
-    const size_t hb = (sizeof(w_host) + 63) / 64 * 64;
-    w_host *h = static_cast<w_host *>(aligned_alloc(64, hb));
-    if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_tma: host allocation of the W descriptor failed");
-    memset(h, 0, hb);
-    out->host = h;
     h->n = p->n;
     h->k = p->k;
     h->ld = (int)ld;
     h->prec = p->prec;
-    const CUtensorMapDataType dt =
-        p->prec == MG_PREC_BF16 ? elem<__nv_bfloat16>::tma : elem<float>::tma;
-    return mg_make_tma_2d(&h->tm_w, wsrc, dt, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)ld * eb,
-                          (uint32_t)tile_bn(p->prec), (uint32_t)tile_bk(p->prec), CU_TENSOR_MAP_SWIZZLE_128B);
+    if (s == MG_OK) {
+        const CUtensorMapDataType dt = p->prec == MG_PREC_BF16 ? elem<__nv_bfloat16>::tma : elem<float>::tma;
+        s = mg_make_tma_2d(&h->tm_w, wsrc, dt, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)ld * eb,
+                           (uint32_t)tile_bn(p->prec), (uint32_t)tile_bk(p->prec), CU_TENSOR_MAP_SWIZZLE_128B);
+    }
+    if (s != MG_OK) {
+        wt_release(h);
+        return s;
+    }
+    out->state = h;
+    return MG_OK;
 }
 
 template <class C>
-static mg_status launch_tile(mg_launch_args *a) {
+static mg_status launch_tile(const mg_launch_plan *lp, const wt_priv &pp, const mg_io *io, const wt_state *h,
+                             cudaStream_t st) {
     using T = typename C::elem_t;
-    const mg_problem *p = &a->p;
+    const mg_problem *p = &lp->p;
     const int M = p->m, N = p->n, K = p->k;
     const size_t eb = sizeof(T);
-    cudaStream_t st = (cudaStream_t)a->stream;
 
     CUtensorMap tm_x, tm_w;
     memset(&tm_x, 0, sizeof tm_x); /* K = 0: never dereferenced by the kernel (no k-iterations) */
     memset(&tm_w, 0, sizeof tm_w);
-    if (K > 0) {
-        const w_host *h = a->prep ? static_cast<const w_host *>(a->prep->host) : NULL;
-        if (!h) return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_tma: W's TMA descriptor is missing (prepare did not run)");
-        if (h->n != N || h->k != K || h->prec != p->prec)
-            return mg_set_error(MG_ERR_INVALID_ARG,
-                                "wgmma_tma: weights were prepared for N=%d K=%d %s, launch has N=%d K=%d %s", h->n,
-                                h->k, mg_precision_name(h->prec), N, K, mg_precision_name(p->prec));
+    if (pp.x_mode != WT_X_NONE) {
         tm_w = h->tm_w;
-
-        const void *xsrc = a->x;
-        int64_t ld = K;
-        if (needs_pad(K, eb)) {
-            ld = padded_ld(K, eb);
-            if (!a->ws || (uintptr_t)a->ws % 16 != 0)
-                return mg_set_error(MG_ERR_INVALID_ARG,
-                                    "wgmma_tma: K = %d needs a 16-byte aligned workspace of %zu bytes for padded x", K,
-                                    (size_t)M * (size_t)ld * eb);
-            /* x with a padded row stride; the tail columns are outside the tensor map and never read. */
-            MG_CUDA_TRY(cudaMemcpy2DAsync(a->ws, (size_t)ld * eb, a->x, (size_t)K * eb, (size_t)K * eb, (size_t)M,
+        const void *xsrc = io->x;
+        if (pp.x_mode == WT_X_PADDED) {
+            void *xp = static_cast<char *>(io->ws) + pp.x_ws_offset;
+            MG_CUDA_TRY(cudaMemcpy2DAsync(xp, (size_t)pp.x_ld * eb, io->x, (size_t)K * eb, (size_t)K * eb, (size_t)M,
                                           cudaMemcpyDeviceToDevice, st));
-            xsrc = a->ws;
-        } else if ((uintptr_t)a->x % 16 != 0) {
-            return mg_set_error(MG_ERR_UNSUPPORTED,
-                                "wgmma_tma: x must be 16-byte aligned for TMA (got %p); pass a cudaMalloc'ed pointer",
-                                a->x);
+            xsrc = xp;
         }
-        mg_status s = mg_make_tma_2d(&tm_x, xsrc, elem<T>::tma, (uint64_t)M, (uint64_t)K, (uint64_t)ld * eb,
+        mg_status s = mg_make_tma_2d(&tm_x, xsrc, elem<T>::tma, (uint64_t)M, (uint64_t)K, (uint64_t)pp.x_ld * eb,
                                      (uint32_t)C::BM, (uint32_t)C::BK, CU_TENSOR_MAP_SWIZZLE_128B);
         if (s != MG_OK) return s;
     }
 
-    const dim3 grid((unsigned)mg_cdiv(M, C::BM), (unsigned)mg_cdiv(N, C::BN));
+    const dim3 grid(pp.grid_m, pp.grid_n);
     MG_CUDA_TRY(cudaFuncSetAttribute(wgmma_tma_kernel<C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      (int)C::SMEM_BYTES));
-    wgmma_tma_kernel<C><<<grid, C::THREADS, C::SMEM_BYTES, st>>>(tm_x, tm_w, static_cast<const T *>(a->b),
-                                                                 a->partial, M, N, K, p->max_dim);
+    wgmma_tma_kernel<C><<<grid, C::THREADS, C::SMEM_BYTES, st>>>(tm_x, tm_w, static_cast<const T *>(io->b),
+                                                                 io->partial, M, N, K, p->max_dim);
     MG_LAUNCH_CHECK();
     return MG_OK;
 }
 
-static mg_status wt_launch(mg_launch_args *a) {
-    if (!a) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma: NULL launch arguments");
-    const mg_problem *p = &a->p;
-    if (!prec_ok(p->prec))
-        return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_tma runs tf32 and bf16 only (got %s)",
-                            mg_precision_name(p->prec));
-    if (p->m < 0 || p->n < 0 || p->k < 0) return mg_set_error(MG_ERR_SHAPE, "wgmma_tma: negative dimension");
-    if ((p->max_dim == 0 && p->m == 0) || (p->max_dim == 1 && p->n == 0))
-        return mg_set_error(MG_ERR_SHAPE, "wgmma_tma: max over an empty dimension (M=%d, N=%d, max_dim %d)", p->m,
-                            p->n, p->max_dim);
-    a->ntiles = wt_partial_tiles(p);
-    if (p->m == 0 || p->n == 0) return MG_OK; /* the partial rows have length 0: nothing to compute */
-    if (!a->b || !a->partial || (p->k > 0 && !a->x))
-        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma: NULL x, b or partial");
-    if (mg_cdiv(p->n, tile_bn(p->prec)) > 65535)
-        return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_tma: N = %d needs more than 65535 column tiles", p->n);
-    return p->prec == MG_PREC_BF16 ? launch_tile<tile_bf16>(a) : launch_tile<tile_tf32>(a);
+static mg_status wt_launch(const mg_launch_plan *lp, const mg_io *io, const void *state, void *stream) {
+    if (!lp || !io)
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma: launch called with a NULL %s", lp ? "io" : "launch plan");
+    wt_priv pp;
+    memcpy(&pp, lp->priv.bytes, sizeof pp);
+    if (!pp.enqueue) return MG_OK; /* the partial rows have length 0: nothing to compute */
+    const mg_problem *p = &lp->p;
+    const bool reads_x = pp.x_mode != WT_X_NONE;
+    if (!io->b || !io->partial || (reads_x && !io->x))
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_tma: NULL pointer:%s%s%s", reads_x && !io->x ? " x" : "",
+                            io->b ? "" : " b", io->partial ? "" : " partial");
+    const wt_state *h = static_cast<const wt_state *>(state);
+    if (reads_x) {
+        if (!h)
+            return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_tma: W's TMA descriptor is missing (prepare did not run)");
+        if (h->n != p->n || h->k != p->k || h->prec != p->prec)
+            return mg_set_error(MG_ERR_INVALID_ARG,
+                                "wgmma_tma: weights were prepared for N=%d K=%d %s, launch has N=%d K=%d %s", h->n,
+                                h->k, mg_precision_name(h->prec), p->n, p->k, mg_precision_name(p->prec));
+    }
+    if (pp.x_mode == WT_X_IN_PLACE && (uintptr_t)io->x % 16 != 0)
+        return mg_set_error(MG_ERR_INVALID_ARG,
+                            "wgmma_tma: the launch plan reads x in place by TMA, which needs a 16-byte aligned x (got "
+                            "%p); the plan was made for an aligned x (mg_problem.align): plan for this pointer's "
+                            "alignment (its plan copies x into the workspace)",
+                            io->x);
+    if (pp.x_mode == WT_X_PADDED && !io->ws)
+        return mg_set_error(MG_ERR_INVALID_ARG,
+                            "wgmma_tma: the launch plan copies x (K = %d) into %zu bytes of workspace (at offset %zu), "
+                            "but the workspace is NULL",
+                            p->k, pp.x_ws_bytes, pp.x_ws_offset);
+    if (pp.x_mode == WT_X_PADDED && ((uintptr_t)io->ws + pp.x_ws_offset) % 16 != 0)
+        return mg_set_error(MG_ERR_INVALID_ARG,
+                            "wgmma_tma: the launch plan copies x (K = %d) into the workspace at offset %zu, which must "
+                            "be 16-byte aligned for TMA (workspace %p)",
+                            p->k, pp.x_ws_offset, io->ws);
+    cudaStream_t st = (cudaStream_t)stream;
+    return pp.bf16 ? launch_tile<tile_bf16>(lp, pp, io, h, st) : launch_tile<tile_tf32>(lp, pp, io, h, st);
 }
 
 } /* namespace */
 
 extern "C" const mg_kernel_ops mg_ops_wgmma_tma = {
-    wt_partial_tiles, wt_workspace_bytes, wt_supports, wt_prepare, wt_release, wt_launch,
+    wt_supports, wt_bounds, wt_plan, wt_prepare, wt_release, wt_launch,
 };
