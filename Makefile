@@ -117,9 +117,14 @@ MAXDIM     ?= 1
 NCU        ?= ncu
 CUOBJDUMP  ?= $(firstword $(wildcard $(CUDA_HOME)/bin/cuobjdump) cuobjdump)
 NCU_TAG     = k$(KERNEL)_$(PREC)$(if $(filter-out 1 -1,$(MAXDIM)),_md$(MAXDIM))
-# Hopper metric names: SOL compute / memory, wgmma (gmma) and mma.sync (hmma) tensor pipes, the FMA pipe, DRAM
-# bytes, achieved occupancy, the launch's registers and shared memory.
-NCU_METRICS ?= gpu__time_duration.sum,smsp__cycles_elapsed.avg.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic,launch__grid_size,launch__block_size,launch__cluster_dim_x
+# `make ncu` and `make sass` write under $(NCU_DIR) / $(SASS_DIR), never into the tracked notes/ (only the small
+# .counts summaries go to notes/sass/); .ncu-rep files are not committed (.gitignore).
+NCU_DIR    ?= $(BUILD)/ncu
+SASS_DIR   ?= $(BUILD)/sass
+# Metric names this ncu (Hopper, CUDA 13.0) has, checked against the CSV by tools/ncu_check_metrics.sh: SOL compute /
+# memory, the tensor pipe (sm__pipe_tensor_op_hmma_*: counts wgmma as well as mma.sync here; there is no *_gmma_*
+# pipe metric), the FMA pipe, DRAM bytes, achieved occupancy, the launch's registers and shared memory.
+NCU_METRICS ?= gpu__time_duration.sum,smsp__cycles_elapsed.avg.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__shared_mem_per_block_static,launch__shared_mem_per_block_dynamic,launch__grid_size,launch__block_size,launch__cluster_dim_x
 
 $(BUILD)/obj/bench:
 	mkdir -p $@
@@ -143,18 +148,20 @@ plots:
 	@for g in plots/*.gp; do echo "gnuplot $$g"; gnuplot -e "csv='$(PLOT_CSV)'; outdir='$(PLOT_DIR)'" $$g || exit 1; done
 	tools/readme_table.sh $(PLOT_CSV) $(README)
 
-# Nsight Compute on one forward of kernel KERNEL: the full report and a CSV of the metrics above.
+# Nsight Compute on one forward of kernel KERNEL: the full report and a CSV of the metrics above, in $(NCU_DIR)
+# (default $(BUILD)/ncu; `make ncu NCU_DIR=DIR` elsewhere). A metric name that ncu does not know is left out of the
+# CSV without an error: tools/ncu_check_metrics.sh fails the target then, naming it.
 ncu: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
-	@test -n "$(KERNEL)" || { echo "usage: make ncu KERNEL=N [PREC=bf16] [MAXDIM=1] [NCU_REGEX=kernel-name-regex]"; exit 2; }
+	@test -n "$(KERNEL)" || { echo "usage: make ncu KERNEL=N [PREC=bf16] [MAXDIM=1] [NCU_REGEX=kernel-name-regex] [NCU_DIR=dir]"; exit 2; }
 	@command -v $(NCU) > /dev/null || { echo "ncu: $(NCU) not found (Nsight Compute; set NCU=/path/to/ncu)"; exit 1; }
-	mkdir -p notes/ncu
+	mkdir -p $(NCU_DIR)
 	regex='$(NCU_REGEX)'; [ -n "$$regex" ] || regex=$$($(BUILD)/maxgemm_bench --ncu-regex $(KERNEL)) || exit 1; \
-	$(NCU) --clock-control none --set full -k "regex:$$regex" --launch-count 1 -f -o notes/ncu/$(NCU_TAG) \
+	$(NCU) --clock-control none --set full -k "regex:$$regex" --launch-count 1 -f -o $(NCU_DIR)/$(NCU_TAG) \
 	  $(BUILD)/maxgemm run --kernel $(KERNEL) --precision $(PREC) --max-dim $(MAXDIM) --iters 1 --warmup 0 --no-shortcut
-	$(NCU) --import notes/ncu/$(NCU_TAG).ncu-rep --csv --page raw --metrics $(NCU_METRICS) > notes/ncu/$(NCU_TAG).csv
-	@test -s notes/ncu/$(NCU_TAG).csv && echo "ncu: notes/ncu/$(NCU_TAG).ncu-rep, notes/ncu/$(NCU_TAG).csv"
+	$(NCU) --import $(NCU_DIR)/$(NCU_TAG).ncu-rep --csv --page raw --metrics $(NCU_METRICS) > $(NCU_DIR)/$(NCU_TAG).csv
+	tools/ncu_check_metrics.sh $(NCU_DIR)/$(NCU_TAG).csv $(NCU_METRICS)
+	@echo "ncu: $(NCU_DIR)/$(NCU_TAG).ncu-rep, $(NCU_DIR)/$(NCU_TAG).csv"
 
-# SASS of kernel KERNEL's object (build/obj/NN_*.cu.o) and its HGMMA / HMMA / FFMA counts per function.
 # The ptxas tables of notes/ptxas.md (registers, smem, stack, spills per kernel), from the logs the build keeps.
 ptxas-report: $(BUILD)/libmaxgemm.a
 	@tools/ptxas_report.sh $(BUILD)/obj > $(BUILD)/ptxas_report.md && \
@@ -162,14 +169,16 @@ ptxas-report: $(BUILD)/libmaxgemm.a
 	     /^<!-- ptxas:end -->/ { skip = 0 } !skip' notes/ptxas.md > notes/ptxas.md.tmp && mv notes/ptxas.md.tmp notes/ptxas.md && \
 	echo "ptxas-report: notes/ptxas.md updated from $(BUILD)/obj/*.ptxas.txt"
 
+# SASS of kernel KERNEL's object (build/obj/NN_*.cu.o) into $(SASS_DIR) (default $(BUILD)/sass), and its HGMMA / HMMA /
+# FFMA counts per function into notes/sass/kN.counts (the committed summary).
 sass: $(BUILD)/libmaxgemm.a
-	@test -n "$(KERNEL)" || { echo "usage: make sass KERNEL=N"; exit 2; }
+	@test -n "$(KERNEL)" || { echo "usage: make sass KERNEL=N [SASS_DIR=dir]"; exit 2; }
 	@command -v $(CUOBJDUMP) > /dev/null || { echo "sass: $(CUOBJDUMP) not found (set CUOBJDUMP=/path/to/cuobjdump)"; exit 1; }
 	@obj=$$(ls $(BUILD)/obj/$$(printf '%02d' $(KERNEL))_*.cu.o 2>/dev/null | head -1); \
 	test -n "$$obj" || { echo "sass: no $(BUILD)/obj/NN_*.cu.o for kernel $(KERNEL)"; exit 1; }; \
-	mkdir -p notes/sass && $(CUOBJDUMP) -sass $$obj > notes/sass/k$(KERNEL).sass.tmp && \
-	mv notes/sass/k$(KERNEL).sass.tmp notes/sass/k$(KERNEL).sass && echo "sass: $$obj -> notes/sass/k$(KERNEL).sass" && \
-	tools/sass_counts.sh notes/sass/k$(KERNEL).sass | tee notes/sass/k$(KERNEL).counts
+	mkdir -p $(SASS_DIR) notes/sass && $(CUOBJDUMP) -sass $$obj > $(SASS_DIR)/k$(KERNEL).sass.tmp && \
+	mv $(SASS_DIR)/k$(KERNEL).sass.tmp $(SASS_DIR)/k$(KERNEL).sass && echo "sass: $$obj -> $(SASS_DIR)/k$(KERNEL).sass" && \
+	tools/sass_counts.sh $(SASS_DIR)/k$(KERNEL).sass | tee notes/sass/k$(KERNEL).counts
 
 # ---- sanitizers and fuzzing (CI: .ci/run) -------------------------------------------------------------------------
 # `make asan`: the C sources and tests rebuilt with gcc -fsanitize=address,undefined (the .cu objects unchanged),

@@ -318,32 +318,63 @@ Test(tile_config, registry_tile_configs_exist) {
     }
 }
 
-/* Every tools/tune.sh variant (tune/<variant>/NAME.cfg replaces tile_configs/NAME.cfg in its build) parses and has
- * a row for every (kernel, precision) pair that the file it replaces has: the kernels #error on a missing row, so a
- * variant made before a configuration was added stops building (session 6 found 14 variants without the mid-M
- * rows). */
-Test(tile_config, tune_variants_cover_every_row) {
+/* Tuning variants are overlays (tune/NAME.overlay: only the rows they change, applied on top of tile_configs/ by
+ * tools/tune_overlay.sh): every overlay applies (each row matches a base row, values parse), and a row that matches
+ * nothing is refused, so a variant cannot silently go stale. */
+static int run_capture(const char *cmd, char *out, size_t n) {
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "popen(%s) failed", cmd);
+    size_t len = 0, got;
+    while (len + 1 < n && (got = fread(out + len, 1, n - 1 - len, p)) > 0) len += got;
+    out[len] = '\0';
+    char sink[256];
+    while (fread(sink, 1, sizeof sink, p) > 0) {}
+    const int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(tile_config, tune_overlays_apply_to_tile_configs) {
     char root[1024];
     glob_t g;
-    glob_repo("tune/*/*.cfg", root, &g);
-    int checked = 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        static mg_tile_config var[MAXR], def[MAXR];
-        int nv = 0, nd = 0;
-        parse_file(g.gl_pathv[i], var, MAXR, &nv);
-        const char *base = strrchr(g.gl_pathv[i], '/') + 1;
-        char defpath[1200];
-        snprintf(defpath, sizeof defpath, "%s/tile_configs/%s", root, base);
-        parse_file(defpath, def, MAXR, &nd);   /* "cannot read": the variant replaces a file that does not exist */
-        for (int d = 0; d < nd; d++) {
-            int found = 0;
-            for (int v = 0; v < nv; v++)
-                found |= strcmp(var[v].kernel, def[d].kernel) == 0 && strcmp(var[v].precision, def[d].precision) == 0;
-            cr_expect(found, "%s has no '%s %s' row (tile_configs/%s has one): the variant would not build",
-                      g.gl_pathv[i], def[d].kernel, def[d].precision, base);
-        }
-        checked++;
-    }
+    glob_repo("tune/*.overlay", root, &g);
+    const size_t n = g.gl_pathc;
     globfree(&g);
-    cr_expect(checked > 0, "no tune/*/*.cfg found under %s", root);
+    cr_assert(n > 0, "no tune/*.overlay found under %s", root);
+    char gen[1200], cmd[4096], out[8192];
+    snprintf(gen, sizeof gen, "%s/build/gen_tiles", root);
+    FILE *f = fopen(gen, "rb");
+    if (f) fclose(f);
+    snprintf(cmd, sizeof cmd, "cd '%s' && tools/tune_overlay.sh %s --check 2>&1", root,
+             f ? "--gen build/gen_tiles" : "");
+    const int rc = run_capture(cmd, out, sizeof out);
+    cr_expect_eq(rc, 0, "%s: exit %d:\n%s", cmd, rc, out);
+}
+
+Test(tile_config, tune_overlay_rejects_unmatched_row) {
+    char root[1024];
+    repo_root(root, sizeof root);
+    if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
+    char dir[] = "/tmp/mg_overlay_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256], cmd[4096], out[4096];
+    snprintf(path, sizeof path, "%s/stale.overlay", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("# a variant of a row that tile_configs/ no longer has\nkernels: 4\nno_such_family bf16 128 256 64 4 2 1\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s/tools/tune_overlay.sh' --check '%s' 2>&1", root, path);
+    int rc = run_capture(cmd, out, sizeof out);
+    cr_expect_eq(rc, 1, "--check accepted a row that matches nothing: exit %d:\n%s", rc, out);
+    char want[300];
+    snprintf(want, sizeof want, "%s:3: row 'no_such_family bf16' matches no row", path);
+    cr_expect(strstr(out, want) != NULL, "--check said:\n%s", out);
+    snprintf(cmd, sizeof cmd, "'%s/tools/tune_overlay.sh' '%s' '%s/tiles' 2>&1", root, path, dir);
+    rc = run_capture(cmd, out, sizeof out);
+    cr_expect_eq(rc, 1, "the merge applied a row that matches nothing: exit %d:\n%s", rc, out);
+    snprintf(path, sizeof path, "%s/tiles", dir);
+    FILE *t = fopen(path, "r");
+    cr_expect_null(t, "a failed merge must not write its output directory");
+    if (t) fclose(t);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
 }
