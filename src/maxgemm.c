@@ -14,6 +14,7 @@
 #include "maxgemm.h"
 #include "mg_kernel.h"
 #include "reference.h"
+#include "plan.h"
 #include "shortcut.h"
 
 #include <cublas_v2.h>
@@ -98,72 +99,6 @@ void mg_plan_simple(mg_launch_plan *lp, int partial_rows, size_t ws_bytes, const
     lp->ws_bytes = ws_bytes;
     snprintf(lp->summary, sizeof lp->summary, "%s", summary ? summary : "");
 }
-
-/* Launch plans a plan keeps (least recently used goes): a serving loop cycles through a few batch sizes. */
-#define MG_LP_CACHE 16
-
-/* ---- plans --------------------------------------------------------------------------------------- */
-struct mg_plan {
-    mg_plan_desc desc;
-    mg_problem p;                 /* max_dim normalised */
-    const mg_kernel *kernel;
-    mg_device dev;
-    mg_options opt;
-    cublasHandle_t cublas;
-    int partial_rows;             /* the kernel's bounds: rows of partial, bytes of ws, for every m <= M */
-    float *partial;               /* partial_rows * len floats */
-    void *ws;                     /* kernel scratch */
-    size_t ws_bytes;
-    void *fin_scratch;
-    mg_prepared prep;             /* the kernel's weight-side state (prep.runner: the kernel these weights need) */
-    const mg_kernel_ops *runner;  /* the ops that plan and launch: the kernel's, or prep.runner */
-    int prepared;                 /* prep holds kernel state to release */
-    int have_weights;
-    unsigned walign;              /* MG_ALIGN_W16 when W's base is 16-byte aligned */
-    const void *W, *b;
-    /* launch plans, cached per (m, alignment); made on first use (get_launch_plan) */
-    struct lp_entry {
-        int used;
-        unsigned long long stamp;
-        mg_launch_plan lp;
-    } lps[MG_LP_CACHE];
-    unsigned long long lp_clock;
-    /* short-circuit (max_dim 1 only) */
-    float *wstats;                /* MG_WSTATS_FLOATS device floats */
-    int *rows, *count;            /* device: rows to compute, their count */
-    void *outg;                   /* M outputs of the full path in the rare case (scatter_rows copies from it) */
-    void *cublas_ws;              /* cuBLAS kernels: an explicit workspace (see run_full), else NULL */
-    size_t cublas_ws_bytes;
-    int sc_mode, sc_used;         /* MG_SHORTCUT_*: configured, used by the last short-circuit forward (-1 none) */
-    int *h_count;                 /* sync mode: pinned host copy of *count */
-    unsigned *h_sig, *d_sig;      /* poll mode: mapped pinned [count, seq], and its device alias */
-    unsigned seq;                 /* poll mode: the last sequence number handed to classify */
-    /* graph mode: one instantiated graph, valid for (gx, gout, gm) and the current weights */
-    cudaStream_t cap_stream;      /* private non-blocking stream the graph is captured on (never executes work) */
-    cudaGraph_t graph;
-    cudaGraphExec_t gexec;
-    const void *gx;
-    void *gout;
-    int gm;
-    int graph_failed;             /* capture or instantiation failed: POLL until the weights or the mode change */
-    char graph_why[1024];         /* why GRAPH (or TAIL, then GRAPH) fell back to POLL */
-    char tail_why[512];           /* why TAIL fell back */
-    /* tail mode: a host graph holding classify alone, and the device graph it tail-launches, for (tx, tout, tm) */
-    cudaGraph_t tgraph, tdgraph;
-    cudaGraphExec_t tgexec, tdgexec;
-    const void *tx;
-    void *tout;
-    int tm;
-    int tail_failed;              /* building them failed: GRAPH (then POLL) until the weights or the mode change */
-};
-
-/* cuBLAS workspace of the plan's cuBLAS kernels (max_dim 1 plans): a conditional graph body may not hold the memory
- * allocation nodes cuBLAS would otherwise add under capture, and the full path must pick the same algorithm inside
- * and outside the graph (bitwise identity), so both use this one buffer. 32 MiB: cuBLAS's default on Hopper. */
-#define MG_CUBLAS_WS_BYTES ((size_t)32 << 20)
-/* Poll mode: how long the host spins on the mapped count before it falls back to cudaStreamSynchronize (long
- * enough for classify behind a short queue; a stream with a long queue ahead of classify ends in the sync). */
-#define MG_POLL_SPIN_NS 10000000LL
 
 mg_plan_desc mg_plan_desc_default(void) {
     mg_plan_desc d = {1024, 8192, 8192, 1, MG_PREC_FP32, MG_KERNEL_AUTO, 1};
@@ -337,19 +272,6 @@ fail:
     return st;
 }
 
-/* Drops tail mode's two graphs. The host graph's classify holds the device graph's handle: both go together. */
-static void tail_reset(mg_plan *pl) {
-    if (pl->tgexec) cudaGraphExecDestroy(pl->tgexec);
-    if (pl->tgraph) cudaGraphDestroy(pl->tgraph);
-    if (pl->tdgexec) cudaGraphExecDestroy(pl->tdgexec);
-    if (pl->tdgraph) cudaGraphDestroy(pl->tdgraph);
-    pl->tgexec = pl->tdgexec = NULL;
-    pl->tgraph = pl->tdgraph = NULL;
-    pl->tx = NULL;
-    pl->tout = NULL;
-    pl->tm = 0;
-}
-
 static void release_prep(mg_plan *pl) {
     if (pl->prepared && pl->kernel && pl->kernel->ops->release && pl->prep.state) pl->kernel->ops->release(pl->prep.state);
     memset(&pl->prep, 0, sizeof pl->prep);
@@ -358,21 +280,9 @@ static void release_prep(mg_plan *pl) {
     lp_invalidate(pl);
 }
 
-/* Drops the cached graphs (their kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
-static void graph_reset(mg_plan *pl) {
-    if (pl->gexec) cudaGraphExecDestroy(pl->gexec);
-    if (pl->graph) cudaGraphDestroy(pl->graph);
-    pl->gexec = NULL;
-    pl->graph = NULL;
-    pl->gx = NULL;
-    pl->gout = NULL;
-    pl->gm = 0;
-    tail_reset(pl);
-}
-
 void mg_plan_destroy(mg_plan *pl) {
     if (!pl) return;
-    graph_reset(pl);
+    mg_plan_graph_reset(pl);
     if (pl->cap_stream) cudaStreamDestroy(pl->cap_stream);
     release_prep(pl);
     if (pl->cublas) cublasDestroy(pl->cublas);
@@ -404,7 +314,7 @@ mg_status mg_plan_set_options(mg_plan *pl, const mg_options *opt) {
     if (st != MG_OK) return st;
     pl->opt = *opt;
     lp_invalidate(pl);
-    graph_reset(pl);   /* the cached graphs hold launches of the old plans */
+    mg_plan_graph_reset(pl);   /* the cached graphs hold launches of the old plans */
     return mg_plan_set_shortcut_mode(pl, opt->shortcut_mode);
 }
 
@@ -439,7 +349,7 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
     if (!b || (!W && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "W or b is NULL");
     pl->have_weights = 0;
     /* The graph was captured with the old weights' pointers and prepared state: capture again on next use. */
-    graph_reset(pl);
+    mg_plan_graph_reset(pl);
     pl->graph_failed = 0;
     pl->tail_failed = 0;
     pl->graph_why[0] = pl->tail_why[0] = '\0';
@@ -465,7 +375,7 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
 }
 
 /* The full fused path on problem p (p.m may be a subset of the plan's rows): the launch plan, launch, finalize. */
-static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
+mg_status mg_run_full(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
     const mg_launch_plan *lp;
     mg_status st = get_launch_plan(pl, p, &lp);
     if (st != MG_OK) return st;
@@ -482,291 +392,6 @@ static mg_status run_full(mg_plan *pl, const mg_problem *p, const void *x, void 
                            rem, lp->rem_cols, lp->rem_chunks, pl->opt.pdl, stream);
 }
 
-/* ---- the short-circuit (max_dim 1) ------------------------------------------------------------------------
- * classify writes out[i] for every decided row and lists the others (d_rows, *d_count). The rare case (count > 0)
- * runs the full path on ALL m rows into pl->outg, then scatter_rows copies the listed rows to out: every row of out
- * is then exactly what the full path writes (same kernel, same problem, same m; a gathered sub-problem would not
- * be: cuBLAS picks its algorithm, hence its summation order, by M). The modes differ in how the host learns the
- * count (shortcut.h). */
-
-int mg_shortcut_mode_parse(const char *s) {
-    if (!s || !*s) return MG_SHORTCUT_DEFAULT;
-    if (strcmp(s, "graph") == 0) return MG_SHORTCUT_GRAPH;
-    if (strcmp(s, "poll") == 0) return MG_SHORTCUT_POLL;
-    if (strcmp(s, "sync") == 0) return MG_SHORTCUT_SYNC;
-    if (strcmp(s, "tail") == 0) return MG_SHORTCUT_TAIL;
-    return -1;
-}
-
-const char *mg_shortcut_mode_name(int mode) {
-    switch (mode) {
-    case MG_SHORTCUT_GRAPH: return "graph";
-    case MG_SHORTCUT_POLL: return "poll";
-    case MG_SHORTCUT_SYNC: return "sync";
-    case MG_SHORTCUT_TAIL: return "tail";
-    default: return "none";
-    }
-}
-
-mg_status mg_plan_set_shortcut_mode(mg_plan *pl, int mode) {
-    if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
-    if (mode < 0 || mode >= MG_SHORTCUT_MODE_COUNT)
-        return mg_set_error(MG_ERR_INVALID_ARG, "short-circuit mode %d (0 graph, 1 poll, 2 sync, 3 tail)", mode);
-    pl->sc_mode = mode;
-    pl->opt.shortcut_mode = mode;
-    pl->graph_failed = 0;   /* asking for a graph mode again retries the capture */
-    pl->tail_failed = 0;
-    pl->graph_why[0] = pl->tail_why[0] = '\0';
-    return MG_OK;
-}
-int mg_plan_shortcut_mode(const mg_plan *pl) { return pl ? pl->sc_mode : -1; }
-int mg_plan_shortcut_mode_used(const mg_plan *pl) { return pl ? pl->sc_used : -1; }
-const char *mg_plan_shortcut_fallback(const mg_plan *pl) {
-    if (!pl) return "";
-    return pl->sc_used == MG_SHORTCUT_GRAPH ? pl->tail_why : pl->graph_why;
-}
-
-/* The rare case, enqueued on stream: the full path on all p->m rows into outg, then the listed rows into out. */
-static mg_status run_rare(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
-    mg_status st = run_full(pl, p, x, pl->outg, stream);
-    if (st != MG_OK) return st;
-    return mg_shortcut_scatter_rows(pl->outg, p->prec, pl->rows, pl->count, p->m, out, stream);
-}
-
-/* Records a CUDA failure inside graph_build and leaves through its cleanup. */
-#define GRAPH_TRY(call)                                                                                 \
-    do {                                                                                                \
-        cudaError_t e_ = (call);                                                                        \
-        if (e_ != cudaSuccess) {                                                                        \
-            st = mg_set_error(MG_ERR_CUDA, "%s: %s", #call, cudaGetErrorString(e_));                    \
-            goto fail;                                                                                  \
-        }                                                                                               \
-    } while (0)
-
-/* Makes pl->gexec the graph for (x, out, p->m), capturing it if the cached one is for other arguments:
- *   classify (its last block sets the IF node's condition to count > 0)  ->  IF { run_rare }.
- * Both parts are stream-captured on the plan's private stream (captured work does not run; the graph is launched
- * on the caller's stream), cuBLAS bound to that stream by run_full. Kernel parameters, including TMA descriptors
- * the launchers encode on the host, are baked in: hence the key (x, out, m), and graph_reset on mg_set_weights. */
-static mg_status graph_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
-    if (pl->gexec && pl->gx == x && pl->gout == out && pl->gm == p->m) return MG_OK;
-    graph_reset(pl);
-    mg_status st = MG_OK;
-    cudaGraph_t g = NULL, ended = NULL;
-    cudaGraphExec_t ge = NULL;
-    int capturing = 0;
-    cudaStream_t cs = NULL;
-    cudaGraphConditionalHandle cond = 0;
-    if (!pl->cap_stream) GRAPH_TRY(cudaStreamCreateWithFlags(&pl->cap_stream, cudaStreamNonBlocking));
-    cs = pl->cap_stream;
-    GRAPH_TRY(cudaGraphCreate(&g, 0));
-    GRAPH_TRY(cudaGraphConditionalHandleCreate(&cond, g, 0, cudaGraphCondAssignDefault));
-
-    /* classify, then the IF node depending on it */
-    GRAPH_TRY(cudaStreamBeginCaptureToGraph(cs, g, NULL, NULL, 0, cudaStreamCaptureModeRelaxed));
-    capturing = 1;
-    mg_shortcut_signal sig;
-    memset(&sig, 0, sizeof sig);
-    sig.cond = cond;
-    sig.has_cond = 1;
-    st = mg_shortcut_classify_signal(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, &sig, cs);
-    if (st != MG_OK) goto fail;
-    enum cudaStreamCaptureStatus cst;
-    const cudaGraphNode_t *deps = NULL;
-    const cudaGraphEdgeData *edges = NULL;
-    size_t ndeps = 0;
-    GRAPH_TRY(cudaStreamGetCaptureInfo(cs, &cst, NULL, NULL, &deps, &edges, &ndeps));
-    struct cudaGraphNodeParams np;
-    memset(&np, 0, sizeof np);
-    np.type = cudaGraphNodeTypeConditional;
-    np.conditional.handle = cond;
-    np.conditional.type = cudaGraphCondTypeIf;
-    np.conditional.size = 1;
-    cudaGraphNode_t cnode;
-    GRAPH_TRY(cudaGraphAddNode(&cnode, g, deps, edges, ndeps, &np));
-    capturing = 0;
-    GRAPH_TRY(cudaStreamEndCapture(cs, &ended));
-
-    /* the body: the full path on every row, then the scatter of the listed rows */
-    GRAPH_TRY(cudaStreamBeginCaptureToGraph(cs, np.conditional.phGraph_out[0], NULL, NULL, 0,
-                                            cudaStreamCaptureModeRelaxed));
-    capturing = 1;
-    if ((st = run_rare(pl, p, x, out, cs)) != MG_OK) goto fail;
-    capturing = 0;
-    GRAPH_TRY(cudaStreamEndCapture(cs, &ended));
-
-    GRAPH_TRY(cudaGraphInstantiate(&ge, g, 0));
-    pl->graph = g;
-    pl->gexec = ge;
-    pl->gx = x;
-    pl->gout = out;
-    pl->gm = p->m;
-    return MG_OK;
-fail:
-    if (capturing) cudaStreamEndCapture(cs, &ended);   /* ends an invalidated capture; the graph is g's */
-    cudaGetLastError();                                 /* capture errors are not sticky: clear the last error */
-    if (ge) cudaGraphExecDestroy(ge);
-    if (g) cudaGraphDestroy(g);
-    return st;
-}
-
-/* Makes pl->tgexec the tail-mode graphs for (x, out, p->m), building them if the cached ones are for other arguments:
- *   1. the device graph: mg_shortcut_tail_compact (classify's tail variant leaves flags), then run_rare, captured
- *      on the private stream, instantiated with
- *      cudaGraphInstantiateFlagDeviceLaunch and uploaded (a device launch needs it resident; the upload is waited
- *      for here, once per key);
- *   2. the host graph: classify alone (its tail variant: no ticket, no count), captured with the device graph's
- *      handle in its signal: the first block that flags a row tail-launches the device graph; none, none does.
- * A device graph may hold only kernel, memcpy and memset nodes (no conditional, event or allocation nodes): if the
- * plan's full path holds anything else, instantiation fails and run_shortcut falls back to GRAPH. */
-static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
-    if (pl->tgexec && pl->tx == x && pl->tout == out && pl->tm == p->m) return MG_OK;
-    tail_reset(pl);
-    mg_status st = MG_OK;
-    cudaGraph_t gd = NULL, gh = NULL;
-    cudaGraphExec_t ged = NULL, geh = NULL;
-    int capturing = 0;
-    cudaStream_t cs = NULL;
-    if (!pl->cap_stream) GRAPH_TRY(cudaStreamCreateWithFlags(&pl->cap_stream, cudaStreamNonBlocking));
-    cs = pl->cap_stream;
-
-    GRAPH_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed));
-    capturing = 1;
-    if ((st = mg_shortcut_tail_compact(pl->rows, p->m, pl->count, pl->wstats, cs)) != MG_OK) goto fail;
-    if ((st = run_rare(pl, p, x, out, cs)) != MG_OK) goto fail;
-    capturing = 0;
-    GRAPH_TRY(cudaStreamEndCapture(cs, &gd));
-    GRAPH_TRY(cudaGraphInstantiateWithFlags(&ged, gd, cudaGraphInstantiateFlagDeviceLaunch));
-    GRAPH_TRY(cudaGraphUpload(ged, cs));
-    GRAPH_TRY(cudaStreamSynchronize(cs));
-
-    GRAPH_TRY(cudaStreamBeginCapture(cs, cudaStreamCaptureModeRelaxed));
-    capturing = 1;
-    mg_shortcut_signal sig;
-    memset(&sig, 0, sizeof sig);
-    sig.tail_graph = (unsigned long long)(uintptr_t)ged;
-    st = mg_shortcut_classify_signal(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, &sig, cs);
-    if (st != MG_OK) goto fail;
-    capturing = 0;
-    GRAPH_TRY(cudaStreamEndCapture(cs, &gh));
-    GRAPH_TRY(cudaGraphInstantiate(&geh, gh, 0));
-
-    pl->tdgraph = gd;
-    pl->tdgexec = ged;
-    pl->tgraph = gh;
-    pl->tgexec = geh;
-    pl->tx = x;
-    pl->tout = out;
-    pl->tm = p->m;
-    return MG_OK;
-fail:
-    if (capturing) {
-        cudaGraph_t ended = NULL;
-        cudaStreamEndCapture(cs, &ended);
-        if (ended) cudaGraphDestroy(ended);
-    }
-    cudaGetLastError();
-    if (geh) cudaGraphExecDestroy(geh);
-    if (gh) cudaGraphDestroy(gh);
-    if (ged) cudaGraphExecDestroy(ged);
-    if (gd) cudaGraphDestroy(gd);
-    return st;
-}
-
-/* Poll mode's wait: the sequence word of this launch, spinning up to MG_POLL_SPIN_NS, then a stream sync. */
-static mg_status poll_count(mg_plan *pl, unsigned seq, void *stream, int *cnt) {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    unsigned got = __atomic_load_n(&pl->h_sig[1], __ATOMIC_ACQUIRE);
-    for (unsigned it = 1; got != seq; it++) {
-        if ((it & 255u) == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) > MG_POLL_SPIN_NS) break;
-        }
-        got = __atomic_load_n(&pl->h_sig[1], __ATOMIC_ACQUIRE);
-    }
-    if (got != seq) {   /* a long queue ahead of classify, or a failure: wait for the stream, then look again */
-        MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
-        got = __atomic_load_n(&pl->h_sig[1], __ATOMIC_ACQUIRE);
-        if (got != seq)
-            return mg_set_error(MG_ERR_CUDA, "short-circuit (poll): classify finished without reporting (sequence "
-                                             "%u, found %u)", seq, got);
-    }
-    /* Acquire on the sequence word: the count written before it (behind a system fence) is this launch's. */
-    *cnt = (int)__atomic_load_n(&pl->h_sig[0], __ATOMIC_ACQUIRE);
-    return MG_OK;
-}
-
-/* Whether a failed graph build (tail or graph mode) would fail again on the next call: CUDA / cuBLAS failures
- * (capture, instantiation, allocation) would, so the plan stops paying for them until the weights or the mode
- * change. Argument checks of this call's x or out (MG_ERR_UNSUPPORTED, ...) fall back for this call only. */
-static int build_failure_recurs(mg_status st) {
-    return st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY;
-}
-
-static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
-    /* A caller capturing its stream cannot have the host wait on the device, nor launch our graph inside its
-     * capture portably: the full path is capturable and bit-identical. */
-    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-    MG_CUDA_TRY(cudaStreamIsCapturing((cudaStream_t)stream, &cap));
-    if (cap != cudaStreamCaptureStatusNone) {
-        pl->sc_used = -1;
-        return run_full(pl, p, x, out, stream);
-    }
-    mg_status st;
-    int mode = pl->sc_mode;
-    if (mode == MG_SHORTCUT_TAIL) {
-        if (!pl->tail_failed) {
-            pl->tail_why[0] = '\0';
-            st = tail_build(pl, p, x, out);
-            if (st == MG_OK) {
-                MG_CUDA_TRY(cudaGraphLaunch(pl->tgexec, (cudaStream_t)stream));
-                pl->sc_used = MG_SHORTCUT_TAIL;
-                return MG_OK;
-            }
-            if (build_failure_recurs(st)) pl->tail_failed = 1;
-            snprintf(pl->tail_why, sizeof pl->tail_why, "tail: %s", mg_last_error());
-        }
-        mode = MG_SHORTCUT_GRAPH;
-    }
-    if (mode == MG_SHORTCUT_GRAPH) {
-        if (!pl->graph_failed) {
-            st = graph_build(pl, p, x, out);
-            if (st == MG_OK) {
-                MG_CUDA_TRY(cudaGraphLaunch(pl->gexec, (cudaStream_t)stream));
-                pl->sc_used = MG_SHORTCUT_GRAPH;
-                return MG_OK;
-            }
-            if (build_failure_recurs(st)) pl->graph_failed = 1;
-            /* keeps tail mode's reason, when it fell back from there, in front */
-            snprintf(pl->graph_why, sizeof pl->graph_why, "%s%sgraph: %s", pl->tail_why, *pl->tail_why ? "; " : "",
-                     mg_last_error());
-        }
-        mode = MG_SHORTCUT_POLL;
-    }
-    int cnt = 0;
-    if (mode == MG_SHORTCUT_POLL) {
-        if (++pl->seq == 0) pl->seq = 1;   /* 0 is the initial word: never a valid sequence number */
-        mg_shortcut_signal sig;
-        memset(&sig, 0, sizeof sig);
-        sig.seq = pl->seq;
-        sig.host_word = pl->d_sig;
-        st = mg_shortcut_classify_signal(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, &sig, stream);
-        if (st != MG_OK) return st;
-        if ((st = poll_count(pl, pl->seq, stream, &cnt)) != MG_OK) return st;
-    } else {
-        st = mg_shortcut_classify(x, p->m, p->k, p->prec, pl->wstats, out, pl->rows, pl->count, stream);
-        if (st != MG_OK) return st;
-        MG_CUDA_TRY(cudaMemcpyAsync(pl->h_count, pl->count, sizeof(int), cudaMemcpyDeviceToHost, (cudaStream_t)stream));
-        MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
-        cnt = *pl->h_count;
-    }
-    pl->sc_used = mode;
-    if (cnt < 0 || cnt > p->m) return mg_set_error(MG_ERR_CUDA, "short-circuit reported %d rows to compute of %d", cnt, p->m);
-    if (cnt == 0) return MG_OK;
-    return run_rare(pl, p, x, out, stream);
-}
-
 mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void *stream) {
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
     if (m < 1 || m > pl->p.m)
@@ -775,8 +400,8 @@ mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void
     if (!out || (!x && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "x or out is NULL");
     if (!pl->have_weights) return mg_set_error(MG_ERR_NO_WEIGHTS, "mg_forward before mg_set_weights");
     const mg_problem p = batch_problem(pl, (int)m, x);
-    if (p.max_dim == 1 && pl->desc.shortcut) return run_shortcut(pl, &p, x, out, stream);
-    return run_full(pl, &p, x, out, stream);
+    if (p.max_dim == 1 && pl->desc.shortcut) return mg_run_shortcut(pl, &p, x, out, stream);
+    return mg_run_full(pl, &p, x, out, stream);
 }
 
 mg_status mg_forward(mg_plan *pl, const void *x, void *out, void *stream) {
