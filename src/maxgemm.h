@@ -1,7 +1,7 @@
 /* maxgemm.h: the one public header of libmaxgemm.
  *
  * maxgemm computes the PyTorch model  out = gelu(max(x @ W^T + b, dim=max_dim) - mean)
- * (see SEMANTICS.md in the shared folder) on NVIDIA GPUs, without ever writing the M x N product.
+ * (the contract: docs/SEMANTICS.md) on NVIDIA GPUs, without ever writing the M x N product.
  *
  * Layout conventions (everywhere in the project):
  *   x   : M x K, row-major (K contiguous)            -- the activations
