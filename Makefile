@@ -56,8 +56,10 @@ $(BUILD)/libmaxgemm.a: $(LIB_OBJ)
 	ar rcs $@ $^
 $(BUILD)/libmaxgemm.so: $(LIB_OBJ)
 	$(NVCC) -shared -o $@ $^ -lcublas -lcublasLt
+$(BUILD)/obj/cli.o: CFLAGS += -DMG_GIT_COMMIT='"$(MG_GIT_COMMIT)"'
+$(BUILD)/obj/test/test_cli_args.o: CFLAGS += -DMG_CLI_BIN='"$(BUILD)/maxgemm"'
 $(BUILD)/maxgemm: $(BUILD)/obj/cli.o $(BUILD)/libmaxgemm.a
-	$(NVCC) -o $@ $< $(WHOLE_LIB) -lcublas -lcublasLt -lm
+	$(NVCC) -o $@ $< $(WHOLE_LIB) -lcublas -lcublasLt -ldl -lm
 $(BUILD)/test_maxgemm: $(TEST_OBJ) $(BUILD)/libmaxgemm.a
 	$(NVCC) -o $@ $(TEST_OBJ) $(WHOLE_LIB) -lcublas -lcublasLt -lcriterion -lm
 # The reliability soak and the compute-sanitizer sweep (notes/reliability.md). `make sanitize` needs a GPU and
@@ -137,7 +139,7 @@ $(BUILD)/maxgemm_bench: $(BENCH_OBJ) $(BUILD)/libmaxgemm.a
 # The whole matrix (bench/matrix.txt) -> $(CSV). A full run (no BENCH_ARGS) on an H200 that passes every check also
 # becomes bench/results/h200.csv, the file the plots and the README table read.
 bench: $(BUILD)/maxgemm_bench
-	MG_GIT_COMMIT=$(MG_GIT_COMMIT) $(BUILD)/maxgemm_bench --csv $(CSV) $(BENCH_ARGS)
+	$(BUILD)/maxgemm_bench --commit $(MG_GIT_COMMIT) --csv $(CSV) $(BENCH_ARGS)
 	@if [ -z "$(strip $(BENCH_ARGS))" ] && grep -q ',NVIDIA H200' $(CSV); then \
 	  cp $(CSV) bench/results/h200.csv && echo "bench: copied $(CSV) to bench/results/h200.csv"; fi
 

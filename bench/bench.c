@@ -2,8 +2,13 @@
  * (mg_plan_create / mg_set_weights / mg_forward) and the registry, and writes one CSV that the plots and the
  * README table read (never printf output).
  *
- *   maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--list]
+ *   maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--no-flush] [--list]
+ *                 [--commit STR] [library options: --tiles ... --verbose, as `maxgemm run`]
  *   maxgemm_bench --ncu-regex N        (prints the default `ncu -k regex:` for kernel N; used by `make ncu`)
+ *   maxgemm_bench --help | --version
+ * The command line follows maxgemm's rules (src/cli_args.h, mg_cli_getopt); the library options (mg_options: --tiles,
+ * --no-streamk, --mixed-panels, --rem-split, --no-pdl, --shortcut-mode, --verbose) go to every plan, kernel 0's
+ * included, and are recorded in every row of the CSV.
  *
  * Every kernel row, in order: create the plan (or skip, saying why), set the weights (weight preparation is
  * one-time work and is NOT timed), poison the output, run once and CHECK it against the GPU fp64 reference
@@ -15,12 +20,14 @@
  *
  * Units: ms; tflops = 2MNK / median; gbps = bytes that must move at least once (x, W, b read, out written;
  * the short-circuit reads only x) / median; intensity = flop / those bytes.
- * Exit status: 0 when every row that ran passed; 1 on a failed check, an error, or no GPU (except --list).
+ * Exit status (as maxgemm's): 0 when every row that ran passed; 1 a check failed; 2 usage error (flags, the matrix
+ * file); 3 runtime error (a row's error, no GPU (except --list), the CSV cannot be written). 3 wins over 1.
  */
 #include "bare_write.h"
 #include "split.h"
 #include "rng.h"
 #include "check.h"
+#include "cli_args.h"
 #include "gpu_util.h"
 #include "matrix.h"
 #include "maxgemm.h"
@@ -43,6 +50,7 @@ _Static_assert((int)MGM_FP32 == (int)MG_PREC_FP32 && (int)MGM_TF32 == (int)MG_PR
                    (int)MGM_BF16 == (int)MG_PREC_BF16,
                "matrix.h numbers precisions as mg_precision");
 
+/* The commit compiled in (the Makefile passes -DMG_GIT_COMMIT); --commit overrides it at run time. */
 #ifndef MG_GIT_COMMIT
 #define MG_GIT_COMMIT "unknown"
 #endif
@@ -52,19 +60,30 @@ _Static_assert((int)MGM_FP32 == (int)MG_PREC_FP32 && (int)MGM_TF32 == (int)MG_PR
 typedef struct opts {
     const char *matrix, *csv;
     int only_kernel;   /* -1: all */
-    int quick, list, no_flush;
+    int quick, list, no_flush, help, version;
+    const char *commit;      /* --commit: NULL = the compiled-in MG_GIT_COMMIT */
+    const char *ncu_regex;   /* --ncu-regex N */
+    mg_options opt;          /* the library options, for every plan */
 } opts;
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--no-flush] [--list]\n"
-            "       maxgemm_bench --ncu-regex N\n"
-            "  --matrix FILE       the matrix (default bench/matrix.txt; its grammar is at its top)\n"
-            "  --csv FILE          where the results go (default bench/results/latest.csv)\n"
-            "  --only-kernel N     only that kernel's rows (kernel 0 stays: it is every row's baseline)\n"
-            "  --quick             the matrix's quick_samples per row instead of samples, one warm-up\n"
-            "  --no-flush          keep the L2 warm between samples (default: flushed before every sample)\n"
-            "  --list              print the rows and what would be skipped; runs nothing (no GPU needed)\n");
+            "                     [--commit STR] [library options]\n"
+            "       maxgemm_bench --ncu-regex N | --help | --version\n"
+            "      --matrix FILE                         the matrix (default bench/matrix.txt; its grammar is at its top)\n"
+            "      --csv FILE                            where the results go (default bench/results/latest.csv)\n"
+            "      --only-kernel N|NAME                  only that kernel's rows (kernel 0 stays: every row's baseline)\n"
+            "      --quick                               the matrix's quick_samples per row instead of samples, one warm-up\n"
+            "      --no-flush                            keep the L2 warm between samples (default: flushed before each)\n"
+            "      --list                                print the rows and what would be skipped; runs nothing (no GPU)\n"
+            "      --commit STR                          the commit recorded in every row (default: the one built in, %s)\n"
+            "      --ncu-regex N                         print kernel N's device-function regex (make ncu) and exit\n"
+            "  -h, --help                                this text\n"
+            "  -V, --version                             the library version and the built-in commit\n"
+            "%s"
+            "exit status: 0 every row that ran passed; 1 a check failed; 2 usage error; 3 runtime error (wins over 1)\n",
+            MG_GIT_COMMIT, MG_CLI_OPTION_HELP);
 }
 
 /* ------------------------------------------------------------------------------------------ run context */
@@ -76,6 +95,8 @@ typedef struct env {
     int sm, num_sms;
     char gpu[260], driver[160], driver_cuda[16], cuda[16], cublas[48], commit[96];
     int max_clock_mhz;
+    uint64_t seed;          /* the matrix's */
+    mg_options opt;         /* the library options every plan gets (the command line's) */
     /* NVML through dlopen (never linked): the driver version and the SM clock right after each row's samples. */
     void *nvml_lib, *nvml_dev;
     int (*nvml_clock)(void *dev, int type, unsigned *mhz);
@@ -130,6 +151,7 @@ typedef struct result {
     int pass;               /* -1: not checked */
     int clock_mhz;
     int samples;
+    char plan[240];         /* kernel rows: mg_plan_describe of the row's batch ("" otherwise) */
 } result;
 
 static void res_init(result *r) {
@@ -160,7 +182,12 @@ static void fnum(FILE *f, double v, const char *fmt) {
 
 static const char *CSV_HEADER =
     "kernel,name,precision,max_dim,m,n,k,shortcut,median_ms,min_ms,max_ms,mean_ms,tflops,gbps,intensity,x_kernel0,"
-    "max_err,pass,status,note,gpu,sm_clock_mhz,driver,cuda,cublas,commit,samples\n";
+    "max_err,pass,status,note,gpu,sm_clock_mhz,driver,cuda,cublas,commit,samples,seed,flush,tiles,streamk,mixed_panels,"
+    "rem_split,pdl,shortcut_mode,plan\n";
+
+static const char *switch_name(mg_switch s) {
+    return s == MG_SWITCH_AUTO ? "auto" : s == MG_SWITCH_OFF ? "off" : s == MG_SWITCH_FORCE ? "force" : "?";
+}
 
 static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
     csv_clean(r->note);
@@ -188,7 +215,10 @@ static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
     if (r->clock_mhz > 0) fprintf(f, "%d", r->clock_mhz);
     fprintf(f, ",%s,%s,%s,%s,", e->driver, e->cuda, e->cublas, e->commit);
     if (r->samples > 0) fprintf(f, "%d", r->samples);
-    fputc('\n', f);
+    csv_clean(r->plan);
+    fprintf(f, ",%llu,%d,%s,%s,%s,%s,%d,%s,%s\n", (unsigned long long)e->seed, e->flush, mg_tiles_name(e->opt.tiles),
+            switch_name(e->opt.streamk), switch_name(e->opt.mixed_panels), switch_name(e->opt.rem_split), e->opt.pdl,
+            mg_shortcut_mode_name(e->opt.shortcut_mode), r->plan);
     fflush(f);
 }
 
@@ -629,6 +659,12 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     if (s == MG_ERR_UNSUPPORTED || s == MG_ERR_KERNEL)
         return res_set(r, ST_SKIPPED, "%s: %s", mg_strerror(s), mg_last_error());
     if (s != MG_OK) return res_set(r, ST_ERROR, "mg_plan_create: %s: %s", mg_strerror(s), mg_last_error());
+    s = mg_plan_set_options(plan, &e->opt);
+    if (s != MG_OK) {
+        res_set(r, ST_ERROR, "mg_plan_set_options: %s: %s", mg_strerror(s), mg_last_error());
+        mg_plan_destroy(plan);
+        return r->status;
+    }
     r->kernel = mg_plan_kernel(plan);
     if (mg_plan_kernel_name(plan)) snprintf(r->name, sizeof r->name, "%s", mg_plan_kernel_name(plan));
 
@@ -677,7 +713,8 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
         mg_plan_desc d0 = d;
         d0.kernel = 0;
         d0.shortcut = 0;
-        if (mg_plan_create(&plan0, &d0) != MG_OK || mg_set_weights(plan0, in->W, in->b, e->stream) != MG_OK) {
+        if (mg_plan_create(&plan0, &d0) != MG_OK || mg_plan_set_options(plan0, &e->opt) != MG_OK ||
+            mg_set_weights(plan0, in->W, in->b, e->stream) != MG_OK) {
             mg_plan_destroy(plan0);
             plan0 = NULL;
         }
@@ -688,8 +725,9 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     if (s == MG_OK) s = plan0 ? time_paired(e, &c0, &c, warmup, samples, r, &base_paired)
                               : time_it(e, fwd_fn, &c, warmup, samples, r);
     mg_plan_destroy(plan0);
-    /* which short-circuit mode the timed calls ran (MG_SHORTCUT_MODE; a graph mode may have fallen back) */
+    /* which short-circuit mode the timed calls ran (--shortcut-mode; a graph mode may have fallen back) */
     const char *sc_mode = mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan));
+    if (mg_plan_describe(plan, row->m, r->plan, sizeof r->plan) != MG_OK) r->plan[0] = '\0';
     mg_plan_destroy(plan);
     if (s != MG_OK) return res_set(r, ST_ERROR, "timing: %s: %s", mg_strerror(s), mg_last_error());
 
@@ -720,32 +758,59 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
 
 /* ------------------------------------------------------------------------------------------ main */
 
+enum { B_MATRIX = 0x100, B_CSV, B_ONLY_KERNEL, B_QUICK, B_LIST, B_NO_FLUSH, B_COMMIT, B_NCU_REGEX };
+static const struct option bench_longopts[] = {
+    {"matrix", required_argument, NULL, B_MATRIX},
+    {"csv", required_argument, NULL, B_CSV},
+    {"only-kernel", required_argument, NULL, B_ONLY_KERNEL},
+    {"quick", no_argument, NULL, B_QUICK},
+    {"list", no_argument, NULL, B_LIST},
+    {"no-flush", no_argument, NULL, B_NO_FLUSH},
+    {"commit", required_argument, NULL, B_COMMIT},
+    {"ncu-regex", required_argument, NULL, B_NCU_REGEX},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    MG_CLI_OPTION_LONGOPTS,
+    {NULL, 0, NULL, 0},
+};
+
+static int bench_option(void *ctx, int code, const char *flag, const char *val, char *err, size_t errlen) {
+    opts *o = (opts *)ctx;
+    switch (code) {
+    case B_MATRIX: o->matrix = val; return 0;
+    case B_CSV: o->csv = val; return 0;
+    case B_ONLY_KERNEL: {
+        int id = 0;
+        if (mg_registry_parse(val, &id) != MG_OK || id < 0) {
+            snprintf(err, errlen, "%s: %s", flag, id < 0 ? "auto is not a kernel here" : mg_last_error());
+            return -1;
+        }
+        o->only_kernel = id;
+        return 0;
+    }
+    case B_QUICK: o->quick = 1; return 0;
+    case B_LIST: o->list = 1; return 0;
+    case B_NO_FLUSH: o->no_flush = 1; return 0;
+    case B_COMMIT: o->commit = val; return 0;
+    case B_NCU_REGEX: o->ncu_regex = val; return 1;
+    case 'h': o->help = 1; return 1;
+    case 'V': o->version = 1; return 1;
+    case 'v': return mg_cli_apply_option(MG_CLI_OPT_VERBOSE, flag, val, &o->opt, err, errlen);
+    default: return mg_cli_apply_option(code, flag, val, &o->opt, err, errlen);
+    }
+}
+
+/* 0, or 2 after a message (usage error). */
 static int parse_opts(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof *o);
     o->matrix = "bench/matrix.txt";
     o->csv = "bench/results/latest.csv";
     o->only_kernel = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--matrix") && i + 1 < argc) o->matrix = argv[++i];
-        else if (!strcmp(a, "--csv") && i + 1 < argc) o->csv = argv[++i];
-        else if (!strcmp(a, "--only-kernel") && i + 1 < argc) {
-            int id = 0;
-            if (mg_registry_parse(argv[++i], &id) != MG_OK || id < 0) {
-                fprintf(stderr, "maxgemm_bench: --only-kernel: %s\n",
-                        id < 0 ? "auto is not a kernel here" : mg_last_error());
-                return 2;
-            }
-            o->only_kernel = id;
-        } else if (!strcmp(a, "--quick")) o->quick = 1;
-        else if (!strcmp(a, "--list")) o->list = 1;
-        else if (!strcmp(a, "--no-flush")) o->no_flush = 1;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
-        else {
-            fprintf(stderr, "maxgemm_bench: unknown or incomplete option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
+    o->opt = mg_options_default();
+    char err[512] = "";
+    if (mg_cli_getopt(argc, argv, "maxgemm_bench", "hVv", bench_longopts, bench_option, o, err, sizeof err) < 0) {
+        fprintf(stderr, "maxgemm_bench: %s%s\n", err, strstr(err, "--help") ? "" : " (see 'maxgemm_bench --help')");
+        return MG_EXIT_USAGE;
     }
     return 0;
 }
@@ -756,7 +821,7 @@ static int print_ncu_regex(const char *s) {
     int id = 0;
     if (mg_registry_parse(s, &id) != MG_OK || id < 0) {
         fprintf(stderr, "maxgemm_bench: --ncu-regex: unknown kernel '%s'\n", s);
-        return 2;
+        return MG_EXIT_USAGE;
     }
     const mg_kernel *k = mg_registry_find(id);
     printf("%s\n", k->device_fn);
@@ -764,22 +829,30 @@ static int print_ncu_regex(const char *s) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && !strcmp(argv[1], "--ncu-regex")) return print_ncu_regex(argv[2]);
     opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc) return rc;
+    if (o.help) {
+        usage(stdout);
+        return MG_EXIT_OK;
+    }
+    if (o.version) {
+        printf("maxgemm_bench %s\ncommit %s\n", mg_version(), MG_GIT_COMMIT);
+        return MG_EXIT_OK;
+    }
+    if (o.ncu_regex) return print_ncu_regex(o.ncu_regex);
 
     mg_matrix *mx = (mg_matrix *)malloc(sizeof *mx);
     char err[512];
-    if (!mx) { fprintf(stderr, "maxgemm_bench: out of memory\n"); return 1; }
+    if (!mx) { fprintf(stderr, "maxgemm_bench: out of memory\n"); return MG_EXIT_RUNTIME; }
     if (mg_matrix_load(o.matrix, mx, err, sizeof err)) {
         fprintf(stderr, "maxgemm_bench: %s\n", err);
         free(mx);
-        return 2;
+        return MG_EXIT_USAGE;
     }
     int nk = mg_registry_count();
     mgm_kernel_info *known = (mgm_kernel_info *)calloc((size_t)(nk > 0 ? nk : 1), sizeof *known);
-    if (!known) { fprintf(stderr, "maxgemm_bench: out of memory\n"); free(mx); return 1; }
+    if (!known) { fprintf(stderr, "maxgemm_bench: out of memory\n"); free(mx); return MG_EXIT_RUNTIME; }
     for (int i = 0; i < nk; i++) {
         known[i].id = mg_registry_at(i)->id;
         known[i].prec_mask = mg_registry_at(i)->precisions;
@@ -790,7 +863,7 @@ int main(int argc, char **argv) {
     if (nrows < 0) {
         fprintf(stderr, "maxgemm_bench: %s: %s\n", o.matrix, err);
         free(mx);
-        return 2;
+        return MG_EXIT_USAGE;
     }
     int samples = o.quick ? mx->quick_samples : mx->samples;
     int warmup = o.quick ? (mx->warmup < 1 ? mx->warmup : 1) : mx->warmup;
@@ -818,7 +891,7 @@ int main(int argc, char **argv) {
                 ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
         free(rows);
         free(mx);
-        return 1;
+        return MG_EXIT_RUNTIME;
     }
 
     env e;
@@ -827,7 +900,7 @@ int main(int argc, char **argv) {
     struct cudaDeviceProp prop;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess) {
         fprintf(stderr, "maxgemm_bench: cannot query the device\n");
-        return 1;
+        return MG_EXIT_RUNTIME;
     }
     e.sm = prop.major * 10 + prop.minor;
     e.num_sms = prop.multiProcessorCount;
@@ -846,22 +919,23 @@ int main(int argc, char **argv) {
     cublasGetProperty(MINOR_VERSION, &cmi);
     cublasGetProperty(PATCH_LEVEL, &cpa);
     snprintf(e.cublas, sizeof e.cublas, "%d.%d.%d", cma, cmi, cpa);
-    const char *commit = getenv("MG_GIT_COMMIT");
-    snprintf(e.commit, sizeof e.commit, "%s", commit && *commit ? commit : MG_GIT_COMMIT);
+    snprintf(e.commit, sizeof e.commit, "%s", o.commit ? o.commit : MG_GIT_COMMIT);
     csv_clean(e.commit);
     nvml_open(&e, dev);
     csv_clean(e.driver);
 
     e.flush = !o.no_flush;
+    e.seed = mx->seed;
+    e.opt = o.opt;
     if (cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) != cudaSuccess ||
         mg_timer_create(&e.timer, !o.no_flush, e.stream) != MG_OK) {
         fprintf(stderr, "maxgemm_bench: cannot create the stream or the timer: %s\n", mg_last_error());
-        return 1;
+        return MG_EXIT_RUNTIME;
     }
     FILE *csv = fopen(o.csv, "w");
     if (!csv) {
         fprintf(stderr, "maxgemm_bench: cannot write %s (does its directory exist?)\n", o.csv);
-        return 1;
+        return MG_EXIT_RUNTIME;
     }
     fputs(CSV_HEADER, csv);
     fflush(csv);
@@ -869,6 +943,11 @@ int main(int argc, char **argv) {
                     "commit %s; %d rows, %d samples, %d warm-up, %s\n",
             e.gpu, e.sm, e.num_sms, prop.l2CacheSize >> 20, e.max_clock_mhz, e.driver, e.cuda, e.cublas, e.commit, nrows,
             samples, warmup, o.no_flush ? "L2 NOT flushed (warm)" : "L2 flushed before every sample");
+    fprintf(stderr, "maxgemm_bench: options: tiles %s, stream-K %s, mixed panels %s, remainder split %s, PDL %s, "
+                    "short-circuit mode %s%s\n",
+            mg_tiles_name(e.opt.tiles), switch_name(e.opt.streamk), switch_name(e.opt.mixed_panels),
+            switch_name(e.opt.rem_split), e.opt.pdl ? "on" : "off", mg_shortcut_mode_name(e.opt.shortcut_mode),
+            e.opt.verbose ? ", verbose" : "");
 
     inputs in;
     memset(&in, 0, sizeof in);
@@ -942,5 +1021,5 @@ int main(int argc, char **argv) {
     if (e.nvml_lib) dlclose(e.nvml_lib);
     free(rows);
     free(mx);
-    return (counts[ST_FAIL] || counts[ST_ERROR]) ? 1 : 0;
+    return counts[ST_ERROR] ? MG_EXIT_RUNTIME : counts[ST_FAIL] ? MG_EXIT_CHECK_FAILED : MG_EXIT_OK;
 }

@@ -71,8 +71,8 @@ mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision prec, const in
  *          (full path on all m rows, scatter_rows) that classify tail-launches from the device when count > 0.
  *          The common case is one kernel: no conditional node, no host round trip. Falls back to GRAPH if the
  *          device graph cannot be built (e.g. the full path holds nodes a device graph may not), then to POLL.
- * The environment variable MG_SHORTCUT_MODE=graph|poll|sync|tail, read at mg_plan_create, overrides the default
- * (MG_SHORTCUT_DEFAULT). In every mode the rare case runs the plan's full path on ALL m rows, so every row is
+ * mg_options.shortcut_mode (mg_plan_set_options; the CLI's --shortcut-mode) or mg_plan_set_shortcut_mode picks the
+ * mode; the default is MG_SHORTCUT_DEFAULT. In every mode the rare case runs the plan's full path on ALL m rows, so every row is
  * bit-identical to it. */
 enum { MG_SHORTCUT_GRAPH = 0, MG_SHORTCUT_POLL = 1, MG_SHORTCUT_SYNC = 2, MG_SHORTCUT_TAIL = 3,
        MG_SHORTCUT_MODE_COUNT = 4 };

@@ -4,7 +4,8 @@
 #                                                 (default: all; scbench = the short-circuit side by side, every mode;
 #                                                  ncusc = ncu of the short-circuit's classify kernel)
 # Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
-# (for `python`) PyTorch: Criterion and the other non-system libraries travel in bundle/lib.
+# (for `python`) PyTorch: Criterion and the other non-system libraries travel in bundle/lib. The summary lines of the
+# runs come from the CSV rows they append (--csv; columns by name through tools/csvsel.awk), not from printed text.
 set -u
 OUT=${1:?usage: tools/gpu_session.sh OUTDIR [steps...]}
 shift
@@ -21,6 +22,9 @@ say() { echo "$*" | tee -a "$SUMMARY"; }
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 t0=$(date +%s)
 stamp() { say "[$(($(date +%s) - t0))s] $*"; }
+# lastrow CSV COLS: the named columns of the last row of a CLI --csv file, space-separated (NaN: empty).
+lastrow() { [ -s "$1" ] && awk -F, -f "$ROOT/tools/csvsel.awk" -v cols="$2" "$1" | tail -1; }
+RUNCOLS=name,precision,max_dim,shortcut_mode_used,median_ms,tflops,gbps,x_kernel0,max_err,pass
 
 if has info; then
   stamp "info"
@@ -38,28 +42,44 @@ fi
 
 if has checks; then
   stamp "checks: every kernel x claimed precision x max_dim at the headline, --check, full compute"
-  for kid in $("$B/maxgemm" list | awk '$1 ~ /^[0-9]+$/ && $6 == "yes" {print $1}'); do
-    precs=$("$B/maxgemm" list | awk -v k="$kid" '$1 == k {print $3}' | tr ',' ' ')
+  "$B/maxgemm" list --csv "$OUT/registry.csv" >>"$OUT/checks.log" 2>&1
+  for kid in $(awk -F, -f "$ROOT/tools/csvsel.awk" -v where=built=1 -v cols=id "$OUT/registry.csv"); do
+    precs=$(awk -F, -f "$ROOT/tools/csvsel.awk" -v where="id=$kid" -v cols=precisions "$OUT/registry.csv" | tr ';' ' ')
     for p in $precs; do
       for md in 1 0; do
         if [ "$kid" = 1 ] && [ "$p" != fp32 ]; then continue; fi
         it=10; [ "$kid" = 1 ] && it=2
+        rows=$(wc -l <"$OUT/checks.csv" 2>/dev/null || echo 0)
         timeout 120 "$B/maxgemm" run --kernel "$kid" --precision "$p" --max-dim "$md" --check --no-shortcut \
           --iters $it --warmup 1 --csv "$OUT/checks.csv" >>"$OUT/checks.log" 2>&1
         rc=$?
-        say "k$kid $p md$md rc=$rc $(tail -2 "$OUT/checks.log" | tr '\n' ' ' | sed 's/  */ /g' | cut -c1-230)"
+        if [ "$(wc -l <"$OUT/checks.csv" 2>/dev/null || echo 0)" -gt "$rows" ]; then
+          say "k$kid $p md$md rc=$rc $RUNCOLS: $(lastrow "$OUT/checks.csv" "$RUNCOLS")"
+        else
+          say "k$kid $p md$md rc=$rc no row: $(tail -1 "$OUT/checks.log" | cut -c1-200)"
+        fi
       done
     done
   done
   for mode in ${SC_MODES:-tail graph poll sync}; do
     for fl in "" --no-flush; do
       for p in fp32 bf16; do
-        stamp "short-circuit, default job, MG_SHORTCUT_MODE=$mode $p $fl"
-        MG_SHORTCUT_MODE=$mode timeout 60 "$B/maxgemm" run --check --iters 50 --precision $p $fl >>"$OUT/checks.log" 2>&1
-        say "shortcut $mode $p ${fl:-flushed} rc=$? $(tail -2 "$OUT/checks.log" | tr '\n' ' ' | cut -c1-200)"
+        stamp "short-circuit, default job, --shortcut-mode $mode $p $fl"
+        rm -f "$OUT/scrun.csv"
+        timeout 60 "$B/maxgemm" run --check --iters 50 --precision $p --shortcut-mode $mode $fl \
+          --csv "$OUT/scrun.csv" >>"$OUT/checks.log" 2>&1
+        rc=$?
+        if [ -s "$OUT/scrun.csv" ]; then
+          say "shortcut $mode $p ${fl:-flushed} rc=$rc $RUNCOLS: $(lastrow "$OUT/scrun.csv" "$RUNCOLS")"
+          [ -s "$OUT/shortcut_checks.csv" ] || head -1 "$OUT/scrun.csv" >"$OUT/shortcut_checks.csv"
+          tail -n +2 "$OUT/scrun.csv" >>"$OUT/shortcut_checks.csv"
+        else
+          say "shortcut $mode $p ${fl:-flushed} rc=$rc no row: $(tail -1 "$OUT/checks.log" | cut -c1-200)"
+        fi
       done
     done
   done
+  rm -f "$OUT/scrun.csv"
 fi
 
 if has scbench && [ -x "$B/maxgemm_bench" ]; then
@@ -69,11 +89,13 @@ if has scbench && [ -x "$B/maxgemm_bench" ]; then
   for mode in ${SC_MODES:-tail graph poll sync}; do
     for fl in "" --no-flush; do
       tag=${fl:+warm}; tag=${tag:-flushed}
-      stamp "scbench MG_SHORTCUT_MODE=$mode $tag"
-      (cd "$ROOT" && MG_SHORTCUT_MODE=$mode timeout 120 "$B/maxgemm_bench" --matrix bench/matrix_shortcut.txt $fl \
+      stamp "scbench --shortcut-mode $mode $tag"
+      (cd "$ROOT" && timeout 120 "$B/maxgemm_bench" --matrix bench/matrix_shortcut.txt --shortcut-mode $mode $fl \
         --csv "$OUT/sc_${mode}_${tag}.csv") >>"$OUT/scbench.log" 2>&1
-      say "scbench $mode $tag exit $?: $(awk -F, 'NR > 1 {printf "%s %s sc%s %s ms x%s; ", $2, $3, $8, $9, $16}' \
-        "$OUT/sc_${mode}_${tag}.csv" 2>/dev/null)"
+      rc=$?
+      say "scbench $mode $tag exit $rc: $( [ -s "$OUT/sc_${mode}_${tag}.csv" ] && awk -F, -f "$ROOT/tools/csvsel.awk" \
+        -v cols=name,precision,shortcut,median_ms,x_kernel0 "$OUT/sc_${mode}_${tag}.csv" |
+        awk '{ printf "%s %s sc%s %s ms x%s; ", $1, $2, $3, $4, $5 }')"
     done
   done
   (echo "run,$(head -1 "$(ls "$OUT"/sc_*.csv | head -1)")"; for f in "$OUT"/sc_*.csv; do

@@ -2,7 +2,8 @@
 # tools/perf_probe.sh OUTDIR [steps...]: the headline-performance probe of issue 3 on the GPU host (a few minutes).
 #   steps (default: info ab ncuimport ncu):
 #   info       nvidia-smi clocks and power
-#   ab         tools/variant_ab.sh over bundle/tune (ITEMS / SPECS / ROUNDS from the environment)
+#   ab         tools/variant_ab.sh over bundle/tune (ITEMS / SPECS / ROUNDS from the environment; an item carries
+#              its `maxgemm run` flags, e.g. ITEMS="k4_base k4_base:--no-pdl"; CSV=OUTDIR/ab.csv keeps the rows)
 #   ncuimport  the stall reasons and per-instruction samples of the committed full ncu reports
 #              (notes/ncu/k4_bf16.ncu-rep, k0_bf16.ncu-rep): details page and SASS source page, as CSV
 #   ncufull    a full Nsight Compute report of kernel 4 bf16 at the headline, max_dim 1 and 0 (NCU_BIN), with its
@@ -16,6 +17,7 @@ shift
 STEPS=${*:-info ab ncuimport ncu}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
 stamp() { echo "[$SECONDS s] $*" | tee -a "$OUT/summary.txt"; }
 
@@ -28,7 +30,7 @@ fi
 
 if has ab; then
     stamp "ab ITEMS=${ITEMS:-} SPECS=${SPECS:-default}"
-    (cd "$ROOT" && tools/variant_ab.sh bundle/tune) >"$OUT/ab.txt" 2>&1
+    (cd "$ROOT" && CSV=${CSV:-$OUT/ab.csv} tools/variant_ab.sh bundle/tune) >"$OUT/ab.txt" 2>&1
     cat "$OUT/ab.txt" >>"$OUT/summary.txt"
 fi
 

@@ -43,22 +43,26 @@ if [ -z "$SAN" ] || [ ! -x "$SAN" ]; then
   exit 77
 fi
 
-LIST=$("$MG" list 2>&1)
-SM=$(printf '%s\n' "$LIST" | sed -n 's/^this GPU: sm_\([0-9]*\).*/\1/p' | head -1)
-if [ -z "$SM" ]; then
-  echo "sanitize: SKIPPED: no CUDA device ($MG list: $(printf '%s\n' "$LIST" | tail -1))"
-  exit 77
+# The registry as CSV (maxgemm list --csv -), read by column name: this GPU's sm (0: none) and, per kernel,
+# 'id precisions min_sm built' (precisions ';'-separated, built 1 or 0).
+SEL=$(cd "$(dirname "$0")" && pwd)/csvsel.awk
+if ! LIST=$("$MG" list --csv - 2>&1); then
+  echo "sanitize: $MG list --csv - failed: $(printf '%s\n' "$LIST" | tail -1)" >&2
+  exit 2
 fi
-
-# The registry rows, as 'id precisions min_sm built' (maxgemm list: id name precisions sm_NN tile_config built ...).
-ROWS=$(printf '%s\n' "$LIST" | awk '$1 ~ /^[0-9]+$/ && $4 ~ /^sm_/ {sub(/^sm_/, "", $4); print $1, $3, $4, $6}')
+SM=$(printf '%s\n' "$LIST" | awk -F, -f "$SEL" -v first=1 -v cols=gpu_sm)
+case $SM in '' | 0 | NaN | *[!0-9]*)
+  echo "sanitize: SKIPPED: no CUDA device ($MG list --csv: gpu_sm ${SM:-missing})"
+  exit 77 ;;
+esac
+ROWS=$(printf '%s\n' "$LIST" | awk -F, -f "$SEL" -v cols=id,precisions,min_sm,built)
 SPECS=()     # one run each: "tool|label|maxgemm run arguments"
 SHAPES=("127 257 129" "200 300 264")
 for tool in $TOOLS; do
   while read -r kid precs minsm built; do
     [ -z "$kid" ] && continue
     if [ -n "${KERNELS:-}" ] && ! printf ' %s ' "$KERNELS" | tr ',' ' ' | grep -q " $kid "; then continue; fi
-    if [ "$built" != yes ]; then
+    if [ "$built" != 1 ]; then
       [ "$tool" = "${TOOLS%% *}" ] && echo "sanitize: kernel $kid is not built: not covered"
       continue
     fi
@@ -66,7 +70,7 @@ for tool in $TOOLS; do
       [ "$tool" = "${TOOLS%% *}" ] && echo "sanitize: kernel $kid needs sm_$minsm, this GPU is sm_$SM: not covered"
       continue
     fi
-    for p in $(echo "$precs" | tr ',' ' '); do
+    for p in $(echo "$precs" | tr ';' ' '); do
       for shape in "${SHAPES[@]}"; do
         read -r m n k <<<"$shape"
         for md in 1 0; do

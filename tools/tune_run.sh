@@ -15,6 +15,8 @@
 # x_k5 (kernel 6 lines) = the kernel 5 median of this script's baseline run / this median: the bar is 1.10.
 # Every run has a time limit (RUN_LIMIT s, default 25): a deadlocked kernel becomes HANG and the rest of that
 # variant is skipped. The whole script stops starting runs after BUDGET s (default 225).
+# Every number comes from the row the run appends with --csv (columns by name, tools/csvsel.awk), never from the
+# CLI's printed text; CSV=FILE keeps all those rows (with a first column naming the variant).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DIR=${1:-bundle/tune}
@@ -38,6 +40,8 @@ done
 
 declare -A k5_median
 hung=""
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 printf '%-22s %-2s %-5s %-2s %-16s %10s %9s %7s  %s\n' variant k prec md shape median_ms x_cuBLAS x_k5 result
 
 # run VARIANT KERNEL PREC MD M N K ITERS
@@ -52,18 +56,28 @@ run() {
         printf '%-22s %-2s %-5s %-2s %-16s %10s %9s %7s  %s\n' "$v" "$k" "$prec" "$md" "$shape" - - - "SKIPPED (variant hung)"
         return
     fi
+    local csv=$TMP/run.csv pass=NaN mx=NaN
+    rm -f "$csv"
     out=$(timeout -k 5 "$RUN_LIMIT" "$DIR/$v/maxgemm" run --kernel "$k" --precision "$prec" --max-dim "$md" \
-          --m "$m" --n "$n" --k "$kk" --no-shortcut --check --iters "$iters" 2>&1)
+          --m "$m" --n "$n" --k "$kk" --no-shortcut --check --iters "$iters" --csv "$csv" 2>&1)
     rc=$?
-    med=$(printf '%s\n' "$out" | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' | head -1)
-    xc=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9.]*\)x cuBLAS.*/\1/p' | head -1)
+    med="" xc=""
+    if [ -s "$csv" ]; then
+        read -r med xc pass mx <<<"$(awk -F, -f tools/csvsel.awk -v first=1 -v cols=median_ms,x_kernel0,pass,max_err "$csv")"
+        [ "$med" = NaN ] && med=""
+        [ "$xc" = NaN ] && xc=""
+        if [ -n "${CSV:-}" ]; then
+            [ -s "$CSV" ] || sed -n '1s/^/variant,/p' "$csv" >"$CSV"
+            tail -n +2 "$csv" | sed "s/^/$v,/" >>"$CSV"
+        fi
+    fi
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         res="HANG (killed after ${RUN_LIMIT} s)"
         hung=$v
-    elif printf '%s\n' "$out" | grep -q ': PASS$'; then
+    elif [ "$pass" = 1 ]; then
         res=PASS
-    elif printf '%s\n' "$out" | grep -q ': FAIL$'; then
-        res="FAIL: $(printf '%s\n' "$out" | grep -E 'check vs|first bad' | tr -s ' ' | paste -sd ' ' -)"
+    elif [ "$pass" = 0 ]; then
+        res="FAIL: max abs err $mx (exit $rc)"
     else
         res="ERROR rc=$rc: $(printf '%s\n' "$out" | tail -n 2 | paste -sd ' ' -)"
     fi
