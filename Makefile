@@ -29,7 +29,7 @@ TEST_SRC   := $(wildcard test/*.c)
 TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 
-.PHONY: ptxas-report all lib test test-cpu run bench plots ncu sass bundle clean
+.PHONY: ptxas-report all lib test test-cpu run bench plots ncu nsys sass bundle clean
 # `make` (all) needs no Criterion: the library, the CLI, the benchmark and the soak. `make test` builds the tests.
 all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/maxgemm_soak $(BUILD)/maxgemm_bench
 
@@ -169,6 +169,15 @@ ptxas-report: $(BUILD)/libmaxgemm.a
 	awk -v f=$(BUILD)/ptxas_report.md '/^<!-- ptxas:begin -->/ { print; while ((getline l < f) > 0) print l; skip = 1; next } \
 	     /^<!-- ptxas:end -->/ { skip = 0 } !skip' notes/ptxas.md > notes/ptxas.md.tmp && mv notes/ptxas.md.tmp notes/ptxas.md && \
 	echo "ptxas-report: notes/ptxas.md updated from $(BUILD)/obj/*.ptxas.txt"
+
+# Nsight Systems timeline of one forward (NVTX ranges: forward, classify, GEMM+epilogue, finalize) -> build/nsys/.
+NSYS       ?= nsys
+nsys: $(BUILD)/maxgemm
+	@command -v $(NSYS) > /dev/null || { echo "nsys: $(NSYS) not found (Nsight Systems; set NSYS=/path/to/nsys)"; exit 1; }
+	mkdir -p $(BUILD)/nsys
+	$(NSYS) profile --trace=cuda,nvtx --force-overwrite true -o $(BUILD)/nsys/forward_$(PREC)_md$(MAXDIM) \
+	  $(BUILD)/maxgemm run --kernel $(or $(KERNEL),auto) --precision $(PREC) --max-dim $(MAXDIM) --iters 5 --warmup 1
+	$(NSYS) stats --report nvtx_sum,cuda_gpu_kern_sum $(BUILD)/nsys/forward_$(PREC)_md$(MAXDIM).nsys-rep
 
 # SASS of kernel KERNEL's object (build/obj/NN_*.cu.o) into $(SASS_DIR) (default $(BUILD)/sass), and its HGMMA / HMMA /
 # FFMA counts per function into notes/sass/kN.counts (the committed summary).

@@ -78,7 +78,7 @@ static int cmd_list(const mg_cli_args *a) {
         cudaGetLastError();
     }
     if (a->csv_path) return list_csv(a->csv_path, sm);
-    printf("%-3s %-14s %-15s %-6s %-15s %-5s %s\n", "id", "name", "precisions", "min_sm", "tile_config", "built",
+    printf("%-3s %-14s %-15s %-6s %-15s %-9s %s\n", "id", "name", "precisions", "min_sm", "tile_config", "runs here",
            "technique");
     for (int i = 0; i < mg_registry_count(); i++) {
         const mg_kernel *k = mg_registry_at(i);
@@ -88,8 +88,10 @@ static int cmd_list(const mg_cli_args *a) {
                 if (precs[0]) strcat(precs, ",");
                 strcat(precs, mg_precision_name((mg_precision)p));
             }
-        printf("%-3d %-14s %-15s sm_%-3d %-15s %-5s %s%s\n", k->id, k->name, precs, k->min_sm, k->tile_config,
-               mg_kernel_available(k) ? "yes" : "no", k->technique, k->baseline ? " [baseline]" : "");
+        /* the sm_90a kernels (wgmma, setmaxnreg) run on sm_90 only: this build targets sm_90a alone */
+        const int runs = sm == 90 && sm >= k->min_sm;
+        printf("%-3d %-14s %-15s sm_%-3d %-15s %-9s %s%s\n", k->id, k->name, precs, k->min_sm, k->tile_config,
+               sm == 0 ? "no GPU" : runs ? "yes" : "no", k->technique, k->baseline ? " [baseline]" : "");
     }
     printf("\ntile configs (tile_configs/*.cfg):\n");
     printf("  %-14s %-5s %4s %4s %4s %6s %9s %7s\n", "kernel", "prec", "bm", "bn", "bk", "stages", "consumers", "cluster");
@@ -98,8 +100,11 @@ static int cmd_list(const mg_cli_args *a) {
         printf("  %-14s %-5s %4d %4d %4d %6d %9d %7d\n", t->kernel, t->precision, t->bm, t->bn, t->bk, t->stages,
                t->consumers, t->cluster);
     }
-    if (sm) printf("\nthis GPU: sm_%d\n", sm);
-    else printf("\nno CUDA device here\n");
+    if (sm == 90) printf("\nthis GPU: sm_90 (the build targets sm_90a: every kernel can run)\n");
+    else if (sm) printf("\nthis GPU: sm_%d: the build targets sm_90a only (-gencode arch=compute_90a,code=sm_90a), so NO "
+                        "kernel's device code can run here; rebuild with GENCODE for this GPU (the wgmma kernels need "
+                        "sm_90a)\n", sm);
+    else printf("\nno CUDA device here: nothing can run\n");
     return MG_EXIT_OK;
 }
 
@@ -130,6 +135,8 @@ static int run_cpu_fallback(const mg_cli_args *a) {
     } else {
         int64_t len = (a->max_dim == 1 || a->max_dim == -1) ? m : n;
         printf("reference output (%lld values): first %.9g, last %.9g\n", (long long)len, ref[0], ref[len - 1]);
+        printf("NOTHING WAS CHECKED against a GPU kernel: no CUDA device (exit status %d)\n", MG_EXIT_RUNTIME);
+        rc = MG_EXIT_RUNTIME;
     }
 out:
     free(x);

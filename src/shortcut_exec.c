@@ -5,6 +5,8 @@
 #include "plan.h"
 #include "shortcut.h"
 
+#include <nvtx3/nvToolsExt.h>
+
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -256,7 +258,7 @@ static int build_failure_recurs(mg_status st) {
     return st == MG_ERR_CUDA || st == MG_ERR_CUBLAS || st == MG_ERR_OUT_OF_MEMORY;
 }
 
-mg_status mg_run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
+static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
     /* A caller capturing its stream cannot have the host wait on the device, nor launch our graph inside its
      * capture portably: the full path is capturable and bit-identical. */
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
@@ -317,4 +319,12 @@ mg_status mg_run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void 
     if (cnt < 0 || cnt > p->m) return mg_set_error(MG_ERR_CUDA, "short-circuit reported %d rows to compute of %d", cnt, p->m);
     if (cnt == 0) return MG_OK;
     return run_rare(pl, p, x, out, stream);
+}
+
+/* The short-circuit under one NVTX range: classify, and the rare case's full path (its own ranges) when it runs. */
+mg_status mg_run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, void *out, void *stream) {
+    nvtxRangePushA("maxgemm classify (short-circuit)");
+    const mg_status st = run_shortcut(pl, p, x, out, stream);
+    nvtxRangePop();
+    return st;
 }

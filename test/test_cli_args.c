@@ -644,3 +644,15 @@ Test(cli_args, binary_usage_errors_exit_2) {
     cr_assert_eq(run_cli("run --m 0", out, sizeof out), 2, "%s", out);
     cr_assert_eq(run_cli("frobnicate", out, sizeof out), 2, "%s", out);
 }
+
+/* First contact on a machine without a GPU: `maxgemm run --check` (make run) must not look like a pass. It says that
+ * nothing was checked against a GPU kernel and exits 3; `list` says that nothing can run here. */
+Test(cli_args, binary_without_gpu_says_nothing_was_checked) {
+    NEED_BIN();
+    if (mg_test_has_gpu()) cr_skip_test("a CUDA device is present: make run really checks here");
+    static char out[16384];
+    cr_assert_eq(run_cli("run --check", out, sizeof out), 3, "maxgemm run --check without a GPU: %s", out);
+    cr_assert(strstr(out, "NOTHING WAS CHECKED against a GPU kernel") != NULL, "%s", out);
+    cr_assert_eq(run_cli("list", out, sizeof out), 0, "%s", out);
+    cr_assert(strstr(out, "no CUDA device here: nothing can run") != NULL, "%s", out);
+}
