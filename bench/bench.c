@@ -20,6 +20,13 @@
  *
  * Units: ms; tflops = 2MNK / median; gbps = bytes that must move at least once (x, W, b read, out written;
  * the short-circuit reads only x) / median; intensity = flop / those bytes.
+ * Columns appended after `plan` (readers go by name): kernel0_ms, kernel 0's median over the samples interleaved
+ * with this row's (the x_kernel0 numerator; empty where the row was not timed interleaved: kernel 0's own rows,
+ * --no-flush, a kernel 0 plan that could not be made); p10_ms / p90_ms, the 10th and 90th percentiles of the
+ * row's own samples (linear interpolation between order statistics); date, the run's start in ISO 8601 UTC (one
+ * value for every row of a run); requested_kernel, what the matrix asked for ("auto" or the id; `kernel` is the
+ * kernel that ran; empty for ceilings, splits and the bare write). `flush` (1: L2 flushed before every sample)
+ * was already there.
  * Exit status (as maxgemm's): 0 when every row that ran passed; 1 a check failed; 2 usage error (flags, the matrix
  * file); 3 runtime error (a row's error, no GPU (except --list), the CSV cannot be written). 3 wins over 1.
  */
@@ -96,6 +103,7 @@ typedef struct env {
     char gpu[260], driver[160], driver_cuda[16], cuda[16], cublas[48], commit[96];
     int max_clock_mhz;
     uint64_t seed;          /* the matrix's */
+    char date[32];          /* the run's start, ISO 8601 UTC */
     mg_options opt;         /* the library options every plan gets (the command line's) */
     /* NVML through dlopen (never linked): the driver version and the SM clock right after each row's samples. */
     void *nvml_lib, *nvml_dev;
@@ -147,6 +155,8 @@ typedef struct result {
     int kernel;             /* the kernel that ran (auto resolved) */
     char name[48];
     mg_stats st;
+    double p10, p90;        /* percentiles of the row's samples */
+    double k0_ms;           /* paired kernel 0 median (interleaved samples), NAN when not paired */
     double tflops, gbps, intensity, x_kernel0, max_err;
     int pass;               /* -1: not checked */
     int clock_mhz;
@@ -157,6 +167,7 @@ typedef struct result {
 static void res_init(result *r) {
     memset(r, 0, sizeof *r);
     r->st.median = r->st.min = r->st.max = r->st.mean = NAN;
+    r->p10 = r->p90 = r->k0_ms = NAN;
     r->tflops = r->gbps = r->intensity = r->x_kernel0 = r->max_err = NAN;
     r->pass = -1;
 }
@@ -183,7 +194,7 @@ static void fnum(FILE *f, double v, const char *fmt) {
 static const char *CSV_HEADER =
     "kernel,name,precision,max_dim,m,n,k,shortcut,median_ms,min_ms,max_ms,mean_ms,tflops,gbps,intensity,x_kernel0,"
     "max_err,pass,status,note,gpu,sm_clock_mhz,driver,cuda,cublas,commit,samples,seed,flush,tiles,streamk,mixed_panels,"
-    "rem_split,pdl,shortcut_mode,plan\n";
+    "rem_split,pdl,shortcut_mode,plan,kernel0_ms,p10_ms,p90_ms,date,requested_kernel\n";
 
 static const char *switch_name(mg_switch s) {
     return s == MG_SWITCH_AUTO ? "auto" : s == MG_SWITCH_OFF ? "off" : s == MG_SWITCH_FORCE ? "force" : "?";
@@ -216,9 +227,18 @@ static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
     fprintf(f, ",%s,%s,%s,%s,", e->driver, e->cuda, e->cublas, e->commit);
     if (r->samples > 0) fprintf(f, "%d", r->samples);
     csv_clean(r->plan);
-    fprintf(f, ",%llu,%d,%s,%s,%s,%s,%d,%s,%s\n", (unsigned long long)e->seed, e->flush, mg_tiles_name(e->opt.tiles),
+    fprintf(f, ",%llu,%d,%s,%s,%s,%s,%d,%s,%s", (unsigned long long)e->seed, e->flush, mg_tiles_name(e->opt.tiles),
             switch_name(e->opt.streamk), switch_name(e->opt.mixed_panels), switch_name(e->opt.rem_split), e->opt.pdl,
             mg_shortcut_mode_name(e->opt.shortcut_mode), r->plan);
+    fnum(f, r->k0_ms, "%.6g");
+    fnum(f, r->p10, "%.6g");
+    fnum(f, r->p90, "%.6g");
+    fprintf(f, ",%s,", e->date);
+    if (row->kind == MGM_KERNEL) {
+        if (row->kernel < 0) fputs("auto", f);
+        else fprintf(f, "%d", row->kernel);
+    }
+    fputc('\n', f);
     fflush(f);
 }
 
@@ -268,6 +288,67 @@ static const char *precheck(const mgm_row *row, int sm, char *buf, size_t n) {
         return buf;
     }
     return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ progress */
+
+/* A rough guess of one forward's time in seconds on an H200, for the progress line's estimate only (it is scaled
+ * by what the run has measured so far): the larger of reading x, W, b once at ~3.5 TB/s and 2MNK at a per-kernel
+ * rate near what bench/results/h200.csv measured, plus a launch. */
+static double guess_fwd_s(int kernel, int prec, int64_t m, int64_t n, int64_t k) {
+    const double es = prec == MGM_BF16 ? 2.0 : 4.0;
+    double bytes = ((double)m * (double)k + (double)n * (double)k + (double)n) * es;
+    const double flop = 2.0 * (double)m * (double)n * (double)k;
+    double bw = 3.5e12, rate;   /* bytes/s, flop/s */
+    if (kernel < 0) kernel = prec == MGM_FP32 ? (m <= 8 ? 7 : 6) : (m <= 1 ? 7 : 4);   /* auto, roughly */
+    switch (kernel) {
+    case 0: rate = prec == MGM_FP32 ? 50e12 : prec == MGM_TF32 ? 400e12 : 750e12; break;
+    case 1: rate = 1.5e12; bw = 0.11e12; break;                      /* the naive kernel re-reads W */
+    case 2: rate = prec == MGM_BF16 ? 280e12 : 130e12; break;
+    case 3: rate = prec == MGM_BF16 ? 650e12 : 350e12; break;
+    case 5: rate = 240e12; break;
+    case 6: rate = 270e12; break;
+    case 7: rate = 20e12; bytes *= (double)((m + 7) / 8); break;    /* W streamed once per 8 rows */
+    default: rate = prec == MGM_BF16 ? 700e12 : prec == MGM_TF32 ? 420e12 : 270e12; break;
+    }
+    double t = bytes / bw, tf = flop / rate;
+    return (t > tf ? t : tf) + 10e-6;
+}
+
+/* A guess of a whole row's wall time in seconds: warm-up + samples of the row and (paired) of kernel 0, the
+ * settle before each (>= SETTLE_MS), the check and the plan set-up. 0 for rows that will be skipped. */
+static double guess_row_s(const mgm_row *row, int sm, int flush, int warmup, int samples) {
+    char why[160];
+    if (precheck(row, sm, why, sizeof why)) return 0.0;
+    const double n = (double)(warmup + samples), fixed = 0.012, settle = 0.030;
+    switch (row->kind) {
+    case MGM_CEIL_COPY: return n * 2.0 * (double)row->m * 1048576.0 / 3.5e12 + fixed;
+    case MGM_CEIL_BF16:
+    case MGM_CEIL_TF32:
+    case MGM_CEIL_FP32: return n * guess_fwd_s(0, row->prec, row->m, row->n, row->k) + fixed;
+    case MGM_BARE_WRITE: return 2.0 * n * 5e-6 + fixed;
+    case MGM_SPLIT_W:
+    case MGM_SPLIT_X: return n * (double)(row->kind == MGM_SPLIT_W ? row->n : row->m) * (double)row->k * 8.0 / 3.5e12 + fixed;
+    case MGM_KERNEL: {
+        double t = row->shortcut ? 20e-6 : guess_fwd_s(row->kernel, row->prec, row->m, row->n, row->k);
+        double c = n * t + (8.0 * t > settle ? 8.0 * t : settle) + fixed;
+        if (row->kernel != 0 && flush) {
+            double t0 = guess_fwd_s(0, row->prec, row->m, row->n, row->k);
+            c += n * t0 + (8.0 * t0 > settle ? 8.0 * t0 : settle);
+        }
+        if (row->shortcut) c += 2.0 * n * t;   /* the classify alone / the graph launch */
+        return c;
+    }
+    }
+    return fixed;
+}
+
+/* "m:ss" or "h:mm:ss" */
+static const char *hms(double s, char *buf, size_t n) {
+    long v = s > 0 && isfinite(s) ? (long)(s + 0.5) : 0;
+    if (v >= 3600) snprintf(buf, n, "%ld:%02ld:%02ld", v / 3600, v / 60 % 60, v % 60);
+    else snprintf(buf, n, "%ld:%02ld", v / 60, v % 60);
+    return buf;
 }
 
 /* ------------------------------------------------------------------------------------------ per-group state */
@@ -436,12 +517,36 @@ static mg_status bare_fn(void *p) {
     return mgb_bare_write(c->dst, c->m, c->stream);
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The 10th and 90th percentiles of n samples (linear interpolation between order statistics, numpy's default). */
+static void percentiles(const double *samples, int n, double *p10, double *p90) {
+    *p10 = *p90 = NAN;
+    if (n <= 0) return;
+    double *c = (double *)malloc((size_t)n * sizeof *c);
+    if (!c) return;
+    memcpy(c, samples, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, cmp_dbl);
+    const double q[2] = {0.10, 0.90};
+    double *out[2] = {p10, p90};
+    for (int i = 0; i < 2; i++) {
+        double h = (n - 1) * q[i];
+        int lo = (int)h;
+        *out[i] = lo + 1 < n ? c[lo] + (h - lo) * (c[lo + 1] - c[lo]) : c[n - 1];
+    }
+    free(c);
+}
+
 static mg_status time_it(env *e, mg_timed_fn fn, void *ctx, int warmup, int samples, result *r) {
     double *buf = (double *)malloc((size_t)samples * sizeof(double));
     if (!buf) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "host allocation of %d samples", samples);
     mg_status s = mg_time(e->timer, fn, ctx, warmup, samples, buf);
     if (s == MG_OK) {
         r->st = mg_stats_of(buf, samples);
+        percentiles(buf, samples, &r->p10, &r->p90);
         r->samples = samples;
         r->clock_mhz = sm_clock(e);
     }
@@ -462,6 +567,7 @@ static mg_status time_paired(env *e, fwd_ctx *base, fwd_ctx *mine, int warmup, i
     if (s == MG_OK) s = mg_time_interleaved(e->timer, 2, fns, ctxs, warmup, samples, out);
     if (s == MG_OK) {
         r->st = mg_stats_of(b, samples);
+        percentiles(b, samples, &r->p10, &r->p90);
         r->samples = samples;
         r->clock_mhz = sm_clock(e);
         *base_median = mg_stats_of(a, samples).median;
@@ -743,6 +849,7 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
         r->intensity = flop / (xb + wb + ob);
         if (r->kernel == 0 && cr.pass) base_put(bl, row->shape_order, row->prec, row->max_dim, r->st.median);
     }
+    r->k0_ms = base_paired;
     r->x_kernel0 = (isnan(base_paired) ? base_get(bl, row->shape_order, row->prec, row->max_dim) : base_paired) /
                    r->st.median;
     if (!cr.pass)
@@ -877,8 +984,12 @@ int main(int argc, char **argv) {
             printf("[%d/%d] %s%s%s\n", i + 1, nrows, label, skip ? " ... skipped: " : "", skip ? skip : "");
             nrun += !skip;
         }
-        printf("%d rows (%d to run, %d skipped), %d samples each after %d warm-up runs, seed %llu\n", nrows, nrun,
-               nrows - nrun, samples, warmup, (unsigned long long)mx->seed);
+        double est = 0.0;
+        char tb[32];
+        for (int i = 0; i < nrows; i++) est += guess_row_s(&rows[i], 0, !o.no_flush, warmup, samples);
+        printf("%d rows (%d to run, %d skipped), %d samples each after %d warm-up runs, seed %llu; roughly %s on an "
+               "H200 (a model of each row, not a measurement)\n", nrows, nrun, nrows - nrun, samples, warmup,
+               (unsigned long long)mx->seed, hms(est, tb, sizeof tb));
         free(rows);
         free(mx);
         return 0;
@@ -926,6 +1037,12 @@ int main(int argc, char **argv) {
 
     e.flush = !o.no_flush;
     e.seed = mx->seed;
+    {
+        time_t now = time(NULL);
+        struct tm utc;
+        if (gmtime_r(&now, &utc) == NULL || strftime(e.date, sizeof e.date, "%Y-%m-%dT%H:%M:%SZ", &utc) == 0)
+            e.date[0] = '\0';
+    }
     e.opt = o.opt;
     if (cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) != cudaSuccess ||
         mg_timer_create(&e.timer, !o.no_flush, e.stream) != MG_OK) {
@@ -954,6 +1071,15 @@ int main(int argc, char **argv) {
     baselines bl = {NULL, 0, 0};
     int counts[4] = {0, 0, 0, 0}, aborted = 0;
     struct timespec t0, t1;
+    /* progress: elapsed and an estimate of what is left, from a per-row guess (guess_row_s) scaled by how long the
+     * guessed work done so far actually took */
+    double *guess = (double *)calloc((size_t)(nrows > 0 ? nrows : 1), sizeof *guess), guess_left = 0.0, guess_done = 0.0;
+    for (int i = 0; guess && i < nrows; i++) guess_left += (guess[i] = guess_row_s(&rows[i], e.sm, e.flush, warmup, samples));
+    if (guess) {
+        char tb[32];
+        fprintf(stderr, "maxgemm_bench: roughly %s to run (a per-row model; the progress lines refine it)\n",
+                hms(guess_left, tb, sizeof tb));
+    }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < nrows; i++) {
         const mgm_row *row = &rows[i];
@@ -962,7 +1088,15 @@ int main(int argc, char **argv) {
         r.kernel = row->kind == MGM_KERNEL ? row->kernel : -1;
         char label[160];
         row_label(row, label, sizeof label);
-        fprintf(stderr, "[%d/%d] %s ... ", i + 1, nrows, label);
+        {
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double el = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            /* scale the guess by the run's own pace once enough of it has run to say */
+            double scale = (guess_done > 2.0 && el > 2.0) ? el / guess_done : 1.0;
+            char te[32], tl[32];
+            fprintf(stderr, "[%d/%d %s elapsed, ~%s left] %s ... ", i + 1, nrows, hms(el, te, sizeof te),
+                    hms(guess_left * scale, tl, sizeof tl), label);
+        }
         if (aborted) {
             res_set(&r, ST_ERROR, "not run: the CUDA context was lost on an earlier row");
         } else {
@@ -1004,7 +1138,13 @@ int main(int argc, char **argv) {
             fputc('\n', stderr);
         }
         csv_row(csv, &e, row, &r);
+        if (guess) {
+            guess_done += guess[i];
+            guess_left -= guess[i];
+            if (guess_left < 0.0) guess_left = 0.0;
+        }
     }
+    free(guess);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     inputs_free(&in);
     free(bl.v);

@@ -228,7 +228,12 @@ static int directive(pctx *c, mg_matrix *mx, const tok *t, int nt, int *seen_ker
         if (want_args(c, t, nt, 6, 6)) return -1;
         if (mx->nrows >= MGM_MAX_ROWS) return perr(c, "more than %d explicit rows", MGM_MAX_ROWS);
         mgm_explicit *r = &mx->rows[mx->nrows];
-        if (parse_kernel(c, t[1], &r->kernel) || parse_prec(c, t[2], &r->prec) || parse_max_dim(c, t[3], &r->max_dim) ||
+        r->kernel = -1;   /* 'auto': the library picks, as mg_plan_create with MG_KERNEL_AUTO */
+        if (!tok_is(t[1], "auto")) {
+            if (parse_int(c, t[1], "kernel id (or auto)", 0, 1000000, &v)) return -1;
+            r->kernel = (int)v;
+        }
+        if (parse_prec(c, t[2], &r->prec) || parse_max_dim(c, t[3], &r->max_dim) ||
             parse_shape(c, t + 4, &r->m, &r->n, &r->k))
             return -1;
         mx->nrows++;

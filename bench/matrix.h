@@ -22,7 +22,7 @@ enum { MGM_FP32 = 0, MGM_TF32 = 1, MGM_BF16 = 2, MGM_NPREC = 3 };
 
 typedef struct mgm_shape { int64_t m, n, k; int line; } mgm_shape;
 typedef struct mgm_limit { int kernel; double gflop; } mgm_limit;
-typedef struct mgm_explicit { int kernel, prec, max_dim; int64_t m, n, k; } mgm_explicit;
+typedef struct mgm_explicit { int kernel /* -1 = auto */, prec, max_dim; int64_t m, n, k; } mgm_explicit;
 typedef struct mgm_shortcut { int64_t m, n, k; int kernel; /* -1 = auto */ } mgm_shortcut;
 
 typedef struct mg_matrix {
@@ -55,7 +55,7 @@ typedef enum mgm_kind {
 
 typedef struct mgm_row {
     mgm_kind kind;
-    int kernel;          /* registry id; -1 = auto (shortcut rows); unused for ceilings / bare write */
+    int kernel;          /* registry id; -1 = auto (shortcut rows, 'row auto ...'); unused for ceilings / bare write */
     int prec;            /* MGM_FP32.. ; for MGM_CEIL_COPY and MGM_BARE_WRITE: -1 */
     int max_dim;         /* 0 or 1; -1 where it does not apply */
     int shortcut;        /* 0/1 */

@@ -5,9 +5,12 @@
 if (!exists("csv")) csv = 'bench/results/h200.csv'
 if (!exists("outdir")) outdir = 'plots'
 gpu = system(sprintf("awk -F, -f tools/csvsel.awk -v first=1 -v cols=gpu '%s'", csv))
-W = 'status=ok,n=8192,k=8192,max_dim=1,shortcut=0,kernel!=-1'
+# auto rows (requested_kernel = auto, newer CSVs only) repeat a kernel's point: left out (plots/xcublas_m.gp has them)
+hasreq = int(system(sprintf("head -1 '%s' | tr ',' '\\n' | grep -cx requested_kernel", csv)))
+W = 'status=ok,n=8192,k=8192,max_dim=1,shortcut=0,kernel!=-1'.(hasreq ? ',requested_kernel!=auto' : '')
 combos = system(sprintf("awk -F, -f tools/csvsel.awk -v uniq=1 -v where='%s' -v cols='kernel,precision' '%s' | tr ' ' ':' | tr '\\n' ' '", W, csv))
-names  = system(sprintf("awk -F, -f tools/csvsel.awk -v uniq=1 -v where='%s' -v cols='kernel,name,precision' '%s' | awk '{printf \"k%%s_%%s_%%s \", $1, $2, $3}'", W, csv))
+# (concatenated, not sprintf: gnuplot 5.4's sprintf truncates a long result whose format holds '%%')
+names  = system("awk -F, -f tools/csvsel.awk -v uniq=1 -v where='".W."' -v cols='kernel,name,precision' '".csv."' | awk '{printf \"k%s_%s_%s \", $1, $2, $3}'")
 bw = real(system(sprintf("awk -F, -f tools/csvsel.awk -v first=1 -v where='name=ceiling_copy,status=ok' -v cols=gbps '%s'", csv))) / 1000.0
 kern(c) = c[1:strstrt(c, ':') - 1]
 prec(c) = c[strstrt(c, ':') + 1:]
@@ -28,7 +31,7 @@ set xtics (1, 8, 64, 256, 1024, 4096, 16384)
 set yrange [0.5:2000]
 set samples 200
 plot for [i = 1:words(combos)] \
-       sprintf("< awk -F, -f tools/csvsel.awk -v where='%s,kernel=%s,precision=%s' -v cols='m,tflops' '%s'", W, kern(word(combos, i)), prec(word(combos, i)), csv) \
+       sprintf("< awk -F, -f tools/csvsel.awk -v where='%s,kernel=%s,precision=%s' -v cols='m,tflops' '%s' | sort -g -k1,1", W, kern(word(combos, i)), prec(word(combos, i)), csv) \
        using 1:2 with linespoints lw 2 lc (int(kern(word(combos, i))) + 1) pt (prec(word(combos, i)) eq 'bf16' ? 7 : prec(word(combos, i)) eq 'tf32' ? 5 : 9) \
        title word(names, i), \
      floor_tf(x, 4) lc rgb '#888888' dt 3 title 'memory roof: x, W read once at the copy rate (fp32)', \

@@ -200,8 +200,7 @@ static inline void mg_ws_bounds(const mg_ws_kernel *kd, long long M, long long n
         const int x_may_pad = (k * kd->x_elem) % 16 != 0 || kd->pad_misaligned;
         if (x_may_pad) w += mg_ws_x_bytes(M, mg_ws_padded_ld(k, kd->x_ld_mult), kd->x_elem);
         if (kd->panels && max_dim == 1)
-            w += mg_ws_rem_bytes(M, kd->cfg[MG_WS_TILES_MAIN].bn - (kd->cfg[MG_WS_TILES_MAIN].bn - 8),
-                                 MG_WS_REM_MAX_CHUNKS);
+            w += mg_ws_rem_bytes(M, 8, MG_WS_REM_MAX_CHUNKS);   /* at most 8 columns left over (BN - 248) */
         w += slots;
     }
     *ws = w;
@@ -307,11 +306,10 @@ static inline void mg_ws_plan_summary(const mg_ws_kernel *kd, const mg_ws_plan *
     const int narrow = pl->tiles_n - pl->nw;
     char rem[64] = "";
     if (pl->rem_chunks > 0) snprintf(rem, sizeof rem, ", remainder %d cols in %d k-chunks", pl->rem_w, pl->rem_chunks);
-    snprintf(buf, len, "tiles %s %dx%d (%d consumer%s, %d stages), %d x %d tiles%s on %d CTAs, %d panels%s%s%s%s",
+    snprintf(buf, len, "tiles %s %dx%d (%d consumer%s, %d stages), %d x %d tiles%s on %d CTAs, %d panels%s%s%s",
              kd->ncfg == 1 ? "" : names[pl->cfg], c->bm, c->bn, c->consumers, c->consumers == 1 ? "" : "s", c->stages,
              pl->tiles_m, pl->tiles_n, pl->sk_tiles > 0 ? " stream-K" : "", pl->grid, pl->tiles_n,
-             narrow > 0 ? (pl->nw > 0 ? " (mixed 256/248)" : " (248 wide)") : "", rem, pl->pad_x ? ", x padded" : "",
-             "");
+             narrow > 0 ? (pl->nw > 0 ? " (mixed 256/248)" : " (248 wide)") : "", rem, pl->pad_x ? ", x padded" : "");
 }
 
 #endif /* MG_WS_POLICY_H */
