@@ -27,7 +27,9 @@ def main(argv):
         which = "old" if "ab_old" in os.path.basename(f) else "new"
         with open(f) as fh:
             for r in csv.DictReader(fh):
-                if r.get("status") != "ok" or not r.get("x_kernel0") or int(r["kernel"]) < 1:
+                # full-compute rows of an explicit kernel only: short-circuit rows and auto rows have their own keys
+                if (r.get("status") != "ok" or not r.get("x_kernel0") or int(r["kernel"]) < 1
+                        or r.get("shortcut", "0") != "0" or r.get("requested_kernel") == "auto"):
                     continue
                 key = (int(r["kernel"]), r["precision"], int(r["max_dim"]), int(r["m"]), int(r["n"]), int(r["k"]))
                 side[which][key].append(float(r["x_kernel0"]))
