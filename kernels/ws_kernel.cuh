@@ -68,13 +68,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
      * grid leaves free and wait there for its completion, so its launch latency hides behind this grid's tail. */
     if (threadIdx.x == 0) mg_pdl_trigger();
 
-    Scheduler<C> sched(p);
-    Work wk;
-    int it = 0; /* the k-iteration counter of the ring, identical in every role */
+    /* Each role walks its own Scheduler (the same pieces, ws_scheduler.cuh) and k-iteration counter `it`, identical
+     * in every role (ws_pipeline.cuh). */
     if (wg == 0) {
         /* ---------------- producer ---------------- */
         mg_setmaxnreg_dec<kProducerRegs>();
         if (tid == 0) {
+            Scheduler<C> sched(p);
+            Work wk;
+            int it = 0;
             if (sched.num_k > 0) {
                 mg_tma_prefetch_desc(&p.a);
 #pragma unroll
@@ -82,7 +84,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
                 if constexpr (C::MIXED)
                     if (p.rem_chunks > 0) mg_tma_prefetch_desc(&p.brem);
             }
-            while (sched.next(wk)) it = produce<C>(p, ring, wk, it, sched.tiles_m, sched.num_k);
+            for (int w = 0; sched.get(w, wk); w++) it = produce<C>(p, ring, wk, it, sched.tiles_m, sched.num_k);
         }
         return; /* the CTA stays alive while the consumers run; every issued load is consumed by them */
     }
@@ -91,6 +93,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     mg_setmaxnreg_inc<C::CONSUMER_REGS>();
     const int c = wg - 1; /* consumer index: rows [64c, 64c + 64) of the tile */
     const int warp = tid / 32, lane = tid % 32;
+    Scheduler<C> sched(p);
+    Work wk;
+    int it = 0;
     float acc[C::BN / 2];
     /* kernel 6 only: this thread's A-fragment place and two register sets (ws_mainloop.cuh rs_kloop) */
     const uint32_t smem_base = mg_smem_u32(smem);
@@ -98,7 +103,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) ws_kernel(const __grid_constant
     uint32_t fr0[2][2][4], fr1[2][2][4];
     (void)smem_base; (void)ln; (void)fr0; (void)fr1;
 
-    while (sched.next(wk)) {
+    for (int w = 0; sched.get(w, wk); w++) {
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++) acc[i] = 0.f;
         mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence of the first k-iteration */

@@ -1,5 +1,5 @@
 /* ws_scheduler.cuh: the tile scheduler of the persistent warp-specialized kernel, ONE object that the producer and
- * the consumers both walk (`for (Scheduler<C> s(p); s.next(w);) { ... }`), so the k-iteration counter of the stage
+ * the consumers both walk (`for (int w = 0; sched.get(w, work); w++) { ... }`), so the k-iteration counter of the stage
  * ring stays identical in every role. Everything it follows was decided on the host (src/ws_policy.h mg_ws_plan).
  *
  * PERSISTENT GRID: min(num_sms, tiles) CTAs; CTA b takes tiles b, b + grid, ... in a grouped order: tiles come in
@@ -72,16 +72,17 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 template <class C> struct Scheduler {
     const Params &p;
     const int tiles_m, num_k;
-    int w = 0;   /* pieces handed out so far */
 
     __device__ __forceinline__ explicit Scheduler(const Params &p_)
         : p(p_), tiles_m((p_.m + C::BM - 1) / C::BM), num_k((p_.k + C::BK - 1) / C::BK) {}
 
-    /* The next piece of this CTA's work (false: none left). */
-    __device__ __forceinline__ bool next(Work &wk) {
+    /* Piece w of this CTA's work (false: none left). Every role walks w = 0, 1, 2, ... in a plain counted loop,
+     * `for (int w = 0; sched.get(w, wk); w++)`: with the counter in the loop header ptxas keeps the loop warp-uniform
+     * (a `while (sched.next(wk))` over a counter kept inside the object cost a WARPSYNC before every wgmma and 10% at
+     * M = 256, measured in session 8). */
+    __device__ __forceinline__ bool get(int w, Work &wk) const {
         int unit;
         if (!piece(w, unit, wk)) return false;
-        w++;
         tile_coords(unit, tiles_m, p.tiles_n, kGroupM, wk.tm, wk.tn);
         if (!C::MIXED || wk.tn < p.nw) {
             wk.n0 = wk.tn * C::BN;
