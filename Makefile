@@ -29,7 +29,7 @@ TEST_SRC   := $(wildcard test/*.c)
 TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 
-.PHONY: ptxas-report all lib test test-cpu run bench plots ncu nsys sass bundle clean
+.PHONY: ptxas-report all lib test test-cpu python-test run bench plots ncu nsys sass bundle clean
 # `make` (all) needs no Criterion: the library, the CLI, the benchmark and the soak. `make test` builds the tests.
 all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/maxgemm_soak $(BUILD)/maxgemm_bench
 
@@ -81,6 +81,12 @@ test: $(BUILD)/test_maxgemm $(BUILD)/maxgemm
 
 run: $(BUILD)/maxgemm
 	$(BUILD)/maxgemm run --check
+
+# The maxgemm_torch package without a GPU: a venv, pip install ./python (bundling the library), the import, the
+# no-device error and python/test_cpu.py. Skipped (test_install.sh exits 77) where python3 has no torch;
+# MAXGEMM_TEST_TORCH=torch installs it into a venv first.
+python-test: $(BUILD)/libmaxgemm.so
+	bash python/test_install.sh || [ $$? -eq 77 ]
 
 clean:
 	rm -rf $(BUILD)

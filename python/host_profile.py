@@ -13,19 +13,13 @@ Run: MAXGEMM_LIB=build/libmaxgemm.so python3 python/host_profile.py [--dtype fp3
 """
 
 import argparse
-import os
 import statistics
-import sys
 import time
 
 import torch
 
-try:
-    import maxgemm_torch
-except ImportError:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import maxgemm_torch
-from maxgemm_torch import _plans  # noqa: E402
+import maxgemm_torch  # python/, this script's directory, is first on sys.path: the source tree's package
+from maxgemm_torch import _plans
 
 
 def per_call_us(fn, calls, rounds=5, sync_every=32):
