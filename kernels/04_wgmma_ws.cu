@@ -12,8 +12,8 @@
  *
  * Run:  build/maxgemm run --kernel 4 --precision bf16 --check [--tiles main|mid|small|n192] [--verbose]
  *       make ncu KERNEL=4 PREC=bf16
- * Measured (H200, run 47, M=1024 N=K=8192, max_dim 1, paired with kernel 0): bf16 0.1733 ms, 1.049x cuBLAS;
- *   tf32 1.063x.
+ * Measured (H200, run 50, M=1024 N=K=8192, paired with kernel 0, max_dim 1 / 0): bf16 1.044x / 1.076x cuBLAS,
+ *   tf32 1.066x / 1.044x.
  *
  * Operands: x (M x K) and W (N x K), both K-major, read by TMA straight from the caller's buffers when rows are
  * 16-byte multiples and the base 16-byte aligned; otherwise W is copied once in prepare (rows padded to 16 bytes)
