@@ -34,23 +34,19 @@
 
 namespace {
 
-/* One precision's four configurations, in mg_ws_tiles order (main, small, mid, n192). */
-template <mgws::Scheme S, class Main, class Small, class Mid, class N192> struct Set {
+/* One precision's four configurations, in mg_ws_tiles order (main, small, mid, n192); the policy sees the same rows
+ * through mg_ws_kernel4 (src/ws_policy.h). */
+template <class Main, class Small, class Mid, class N192> struct Set {
     using C0 = Main;
     using C1 = Small;
     using C2 = Mid;
     using C3 = N192;
-    static mg_ws_kernel desc() {
-        mg_ws_kernel kd = {"wgmma_ws", {Main::shape(), Small::shape(), Mid::shape(), N192::shape()}, 4, 1,
-                           Main::T::kElemA, 16 / Main::T::kElemA, 0};
-        return kd;
-    }
 };
-using TF32 = Set<mgws::Scheme::kTF32, mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_tf32>,
+using TF32 = Set<mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_tf32>,
                  mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_small_tf32>,
                  mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_mid_tf32>,
                  mgws::Cfg<mgws::Scheme::kTF32, MG_TILE_wgmma_ws_n192_tf32>>;
-using BF16 = Set<mgws::Scheme::kBF16, mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_bf16>,
+using BF16 = Set<mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_bf16>,
                  mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_small_bf16>,
                  mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_mid_bf16>,
                  mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgmma_ws_n192_bf16>>;
@@ -58,8 +54,6 @@ using BF16 = Set<mgws::Scheme::kBF16, mgws::Cfg<mgws::Scheme::kBF16, MG_TILE_wgm
 /* W's descriptors in the state: one per configuration (their boxes differ in rows), then the main one's
  * remainder-split boxes (BN - 8 rows, 8 rows). */
 enum { kMainNarrow = 4, kMainRem = 5 };
-
-mg_ws_kernel kdesc(const mg_problem *p) { return p->prec == MG_PREC_BF16 ? BF16::desc() : TF32::desc(); }
 
 mg_status ws_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_TF32 && p->prec != MG_PREC_BF16)
@@ -71,14 +65,14 @@ mg_status ws_supports(const mg_problem *p, int sm) {
 }
 
 void ws_bounds(const mg_problem *p, const mg_device *dev, int *rows, size_t *ws) {
-    const mg_ws_kernel kd = kdesc(p);
+    const mg_ws_kernel kd = mg_ws_kernel4(p->prec);
     mg_ws_bounds(&kd, p->m, p->n, p->k, p->max_dim, dev->num_sms, rows, ws);
 }
 
 mg_status ws_plan(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp) {
     mg_status st = ws_supports(p, 0);
     if (st != MG_OK) return st;
-    const mg_ws_kernel kd = kdesc(p);
+    const mg_ws_kernel kd = mg_ws_kernel4(p->prec);
     mg_ws_plan &pl = mgws::plan_of(lp);
     char why[160];
     if (mg_ws_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, opt, &pl,

@@ -29,12 +29,6 @@ namespace {
 
 using CfgX3 = mgws::Cfg<mgws::Scheme::kBF16x3RS, MG_TILE_wgmma_bf16x3_fp32>;
 
-mg_ws_kernel kdesc() {
-    /* x is read as fp32 (4 bytes, rows padded to 4 elements); a misaligned x is copied, as its K tail is */
-    mg_ws_kernel kd = {"wgmma_bf16x3", {CfgX3::shape(), CfgX3::shape(), CfgX3::shape(), CfgX3::shape()}, 1, 0, 4, 4, 1};
-    return kd;
-}
-
 /* Row stride (elements) of the prepared W hi / lo: K rounded up to 32 (whole permutation blocks). */
 int64_t w_ld(int64_t k) { return (k + 31) / 32 * 32; }
 
@@ -102,7 +96,7 @@ mg_status x3_supports(const mg_problem *p, int sm) {
 
 /* Its own bounds, and room for the exact fallback's (W holding +-inf: kernel 1 runs these weights). */
 void x3_bounds(const mg_problem *p, const mg_device *dev, int *rows, size_t *ws) {
-    const mg_ws_kernel kd = kdesc();
+    const mg_ws_kernel kd = mg_ws_kernel6();
     mg_ws_bounds(&kd, p->m, p->n, p->k, p->max_dim, dev->num_sms, rows, ws);
     int nrows = 0;
     size_t nws = 0;
@@ -114,7 +108,7 @@ void x3_bounds(const mg_problem *p, const mg_device *dev, int *rows, size_t *ws)
 mg_status x3_plan(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp) {
     mg_status st = x3_supports(p, 0);
     if (st != MG_OK) return st;
-    const mg_ws_kernel kd = kdesc();
+    const mg_ws_kernel kd = mg_ws_kernel6();
     mg_ws_plan &pl = mgws::plan_of(lp);
     char why[160];
     if (mg_ws_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, opt, &pl,

@@ -97,9 +97,6 @@ struct Cfg {
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90)");
     static_assert(!MIXED || (BN_NARROW * B_ROW_BYTES) % (B_ROW_BYTES * 8) == 0,
                   "the remainder rows start on a swizzle atom (8 rows) of the B tile");
-
-    /* The shape as the host policy sees it (src/ws_policy.h). */
-    static constexpr mg_ws_shape shape() { return mg_ws_shape{BM, BN, BK, STAGES, CONSUMERS, CLUSTER_}; }
 };
 
 /* Kernel parameters (passed __grid_constant__: TMA needs the descriptors' param-space address). Everything but the

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "maxgemm.h"
+#include "mg_tiles.h"
 
 /* Kernel 4's tile configurations; also the index of each one's W descriptor in the prepared state. */
 typedef enum { MG_WS_TILES_MAIN = 0, MG_WS_TILES_SMALL = 1, MG_WS_TILES_MID = 2, MG_WS_TILES_N192 = 3 } mg_ws_tiles;
@@ -243,7 +244,6 @@ static inline int mg_ws_make_plan(const mg_ws_kernel *kd, long long m, long long
         snprintf(why, why_len, "%s: too many tiles (%lld)", kd->name, tiles);
         return -1;
     }
-    *rows = max_dim == 1 ? pl->tiles_n : (int)mg_ws_cdiv(m, 64);
     /* x: read in place by TMA (16-byte rows and base), else a padded copy in the workspace (kernel 6), or refused */
     const int rows16 = (k * kd->x_elem) % 16 == 0;
     pl->x_ld = k;
@@ -272,7 +272,6 @@ static inline int mg_ws_make_plan(const mg_ws_kernel *kd, long long m, long long
         tiles = (long long)pl->tiles_m * pl->tiles_n;
         pl->dp_tiles = (int)tiles;
         pl->grid = (int)(tiles < G ? tiles : G);
-        if (max_dim == 1) *rows = pl->tiles_n;
         if (k > 0 && opt->rem_split != MG_SWITCH_OFF) {
             const int ch = mg_ws_rem_chunks(pl->tiles_m, G, pl->tiles_n, pl->nw, nk, max_dim, MG_WS_REM_MAX_CHUNKS,
                                             opt->rem_split == MG_SWITCH_FORCE);
@@ -285,6 +284,8 @@ static inline int mg_ws_make_plan(const mg_ws_kernel *kd, long long m, long long
             }
         }
     }
+    /* one partial row per column panel (max_dim 1) or per 64-row slab (max_dim 0) */
+    *rows = max_dim == 1 ? pl->tiles_n : (int)mg_ws_cdiv(m, 64);
     /* the workspace layout */
     size_t off = 0;
     if (k > 0) off = mg_ws_flag_bytes(G);
@@ -297,6 +298,27 @@ static inline int mg_ws_make_plan(const mg_ws_kernel *kd, long long m, long long
     if (pl->sk_tiles > 0) off += mg_ws_slot_bytes(c, G);
     *ws = off;
     return 0;
+}
+
+/* Kernels 4 and 6 as the policy sees them, from the same tile_configs/ rows (MG_TILE_*) their Cfg templates
+ * instantiate: the kernels plan with these, and the CPU tests pin the plans of exactly these. */
+#define MG_WS_SHAPE(row) {row##_BM, row##_BN, row##_BK, row##_STAGES, row##_CONSUMERS, row##_CLUSTER}
+static inline mg_ws_kernel mg_ws_kernel4(mg_precision prec) {
+    /* x read as stored (bf16 2 bytes, tf32 4), rows padded to 16 bytes; a misaligned x base is refused */
+    const mg_ws_kernel bf16 = {"wgmma_ws",
+                               {MG_WS_SHAPE(MG_TILE_wgmma_ws_bf16), MG_WS_SHAPE(MG_TILE_wgmma_ws_small_bf16),
+                                MG_WS_SHAPE(MG_TILE_wgmma_ws_mid_bf16), MG_WS_SHAPE(MG_TILE_wgmma_ws_n192_bf16)},
+                               4, 1, 2, 8, 0};
+    const mg_ws_kernel tf32 = {"wgmma_ws",
+                               {MG_WS_SHAPE(MG_TILE_wgmma_ws_tf32), MG_WS_SHAPE(MG_TILE_wgmma_ws_small_tf32),
+                                MG_WS_SHAPE(MG_TILE_wgmma_ws_mid_tf32), MG_WS_SHAPE(MG_TILE_wgmma_ws_n192_tf32)},
+                               4, 1, 4, 4, 0};
+    return prec == MG_PREC_BF16 ? bf16 : tf32;
+}
+static inline mg_ws_kernel mg_ws_kernel6(void) {
+    /* x read as fp32, rows padded to 4 elements; a misaligned x base is copied, as its K tail is */
+    const mg_ws_kernel k6 = {"wgmma_bf16x3", {MG_WS_SHAPE(MG_TILE_wgmma_bf16x3_fp32)}, 1, 0, 4, 4, 1};
+    return k6;
 }
 
 /* The plan in one line (mg_launch_plan::summary: --verbose, the bench's notes). */

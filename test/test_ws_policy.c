@@ -185,15 +185,14 @@ Test(ws_policy, n192_where_the_main_wave_is_partial) {
 
 /* ---- the launch plan (mg_ws_make_plan): every choice kernels 4 and 6 make, pinned on the CPU ------------------- */
 
-/* Kernel 4 bf16 / tf32 and kernel 6 as their .cu files describe themselves (the shapes from tile_configs/). */
-#define SHAPE(row) {row##_BM, row##_BN, row##_BK, row##_STAGES, row##_CONSUMERS, row##_CLUSTER}
-static const mg_ws_kernel K4_BF16 = {"wgmma_ws", {SHAPE(MG_TILE_wgmma_ws_bf16), SHAPE(MG_TILE_wgmma_ws_small_bf16),
-                                                  SHAPE(MG_TILE_wgmma_ws_mid_bf16), SHAPE(MG_TILE_wgmma_ws_n192_bf16)},
-                                     4, 1, 2, 8, 0};
-static const mg_ws_kernel K4_TF32 = {"wgmma_ws", {SHAPE(MG_TILE_wgmma_ws_tf32), SHAPE(MG_TILE_wgmma_ws_small_tf32),
-                                                  SHAPE(MG_TILE_wgmma_ws_mid_tf32), SHAPE(MG_TILE_wgmma_ws_n192_tf32)},
-                                     4, 1, 4, 4, 0};
-static const mg_ws_kernel K6 = {"wgmma_bf16x3", {SHAPE(MG_TILE_wgmma_bf16x3_fp32)}, 1, 0, 4, 4, 1};
+/* Kernel 4 bf16 / tf32 and kernel 6 exactly as their .cu files plan with them (src/ws_policy.h); set by each plan
+ * test's .init. */
+static mg_ws_kernel K4_BF16, K4_TF32, K6;
+static void describe_kernels(void) {
+    K4_BF16 = mg_ws_kernel4(MG_PREC_BF16);
+    K4_TF32 = mg_ws_kernel4(MG_PREC_TF32);
+    K6 = mg_ws_kernel6();
+}
 
 static mg_ws_plan plan_of(const mg_ws_kernel *kd, long long m, long long n, long long k, int md, const mg_options *o,
                           int *rows, size_t *ws) {
@@ -203,7 +202,7 @@ static mg_ws_plan plan_of(const mg_ws_kernel *kd, long long m, long long n, long
     return pl;
 }
 
-Test(ws_policy, plan_at_the_headline) {
+Test(ws_policy, plan_at_the_headline, .init = describe_kernels) {
     const mg_options o = mg_options_default();
     int rows;
     size_t ws;
@@ -240,7 +239,7 @@ Test(ws_policy, plan_at_the_headline) {
     cr_expect(pl.cfg == MG_WS_TILES_MAIN && pl.rem_chunks == 16 && pl.tiles_n == 33);
 }
 
-Test(ws_policy, plan_small_m_runs_stream_k) {
+Test(ws_policy, plan_small_m_runs_stream_k, .init = describe_kernels) {
     const mg_options o = mg_options_default();
     int rows;
     size_t ws;
@@ -265,7 +264,7 @@ Test(ws_policy, plan_small_m_runs_stream_k) {
     cr_expect_eq(pl.sk_tiles, 0);
 }
 
-Test(ws_policy, plan_tiles_option_and_mid_m) {
+Test(ws_policy, plan_tiles_option_and_mid_m, .init = describe_kernels) {
     const mg_options o = mg_options_default();
     int rows;
     size_t ws;
@@ -279,7 +278,7 @@ Test(ws_policy, plan_tiles_option_and_mid_m) {
     }
 }
 
-Test(ws_policy, plan_pads_x_and_refuses_what_it_cannot_read) {
+Test(ws_policy, plan_pads_x_and_refuses_what_it_cannot_read, .init = describe_kernels) {
     const mg_options o = mg_options_default();
     int rows;
     size_t ws;
@@ -300,7 +299,7 @@ Test(ws_policy, plan_pads_x_and_refuses_what_it_cannot_read) {
 
 /* Every plan for every m <= M and every option lies within the bounds the library allocates once, and the workspace
  * regions of a plan never overlap. */
-Test(ws_policy, plans_stay_within_the_bounds) {
+Test(ws_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
     const mg_ws_kernel *kds[] = {&K4_BF16, &K4_TF32, &K6};
     const long long Ms[] = {1, 64, 256, 1024};
     const long long shapes[][2] = {{8192, 8192}, {8190, 4100}, {520, 264}, {7, 0}};
