@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/gpu_session.sh: everything the project runs on a GPU host, in one call, from a `make bundle` tree.
-#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu ncusc santail sanitize python soak
+#   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu ncusc santail sanitize python pipinstall soak
 #                                                 (default: all; scbench = the short-circuit side by side, every mode;
 #                                                  ncusc = ncu of the short-circuit's classify kernel)
 # Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
@@ -173,6 +173,38 @@ if has python && [ -f "$ROOT/python/check_model.py" ]; then
     say "host_profile $d exit $?"
   done
   grep -A6 "^host time per call" "$OUT/pytorch.log" | tee -a "$SUMMARY"
+fi
+
+if has pipinstall; then
+  # Issue 20's install check on the GPU host (no network there): a fresh venv that sees the host's torch, then
+  # `pip install ./python` with the bundle's library (setuptools from the host: --no-build-isolation), then from
+  # outside the source tree, without MAXGEMM_LIB: import, the bundled library's version, and one forward against
+  # the reference Model.
+  stamp "pip install ./python into a fresh venv, import from /tmp"
+  V=$(mktemp -d /tmp/mg_venv.XXXXXX)
+  { python3 -m venv --system-site-packages "$V" &&
+    MAXGEMM_LIB=$B/libmaxgemm.so "$V/bin/python" -m pip install --no-build-isolation --no-deps --no-index \
+      --disable-pip-version-check "$ROOT/python" &&
+    (cd /tmp && env -u MAXGEMM_LIB "$V/bin/python" -c '
+import torch, maxgemm_torch as mt
+from maxgemm_torch import _library
+print("installed at", mt.__file__, "library", _library.library_path(), "version", mt.version())
+torch.manual_seed(0)
+for md in (0, 1):
+    new = mt.ModelNew(512, 1024, md, shortcut=False).cuda()
+    x = torch.randn(64, 512, device="cuda")
+    y = new(x)
+    r = torch.nn.functional.linear(x.double(), new.gemm.weight.double(), new.gemm.bias.double())
+    r = torch.max(r, dim=md, keepdim=True).values
+    r = torch.nn.functional.gelu(r - r.mean(dim=1, keepdim=True))
+    torch.cuda.synchronize()
+    err = (y.double() - r).abs().max().item()
+    print(f"max_dim {md}: out {tuple(y.shape)} max|maxgemm - fp64 reference| {err:.3g}")
+    assert tuple(y.shape) == tuple(r.shape) and err <= 1e-4, err
+print("pip install check: PASS")
+'); } >"$OUT/pipinstall.log" 2>&1
+  say "pipinstall exit $?: $(tail -3 "$OUT/pipinstall.log" | tr '\n' ' ' | cut -c1-300)"
+  rm -rf "$V"
 fi
 
 if has soak && [ -x "$B/maxgemm_soak" ]; then
