@@ -182,7 +182,12 @@ if has pipinstall; then
   # the reference Model.
   stamp "pip install ./python into a fresh venv, import from /tmp"
   V=$(mktemp -d /tmp/mg_venv.XXXXXX)
+  # When the host's python3 is itself a venv, a nested venv does not inherit its packages: a .pth line to torch's
+  # site-packages (as python/test_install.sh does).
+  TS=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))' 2>/dev/null)
   { python3 -m venv --system-site-packages "$V" &&
+    { "$V/bin/python" -c 'import torch' 2>/dev/null ||
+      echo "$TS" >"$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/host_torch.pth"; } &&
     MAXGEMM_LIB=$B/libmaxgemm.so "$V/bin/python" -m pip install --no-build-isolation --no-deps --no-index \
       --disable-pip-version-check "$ROOT/python" &&
     (cd /tmp && env -u MAXGEMM_LIB "$V/bin/python" -c '
