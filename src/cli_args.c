@@ -189,7 +189,7 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     if (!opt) return fail(err, errlen, "internal error: no options struct");
     if (!flag) flag = "option";
     const int needs = code == MG_CLI_OPT_TILES || code == MG_CLI_OPT_MIXED_PANELS || code == MG_CLI_OPT_REM_SPLIT ||
-                      code == MG_CLI_OPT_SHORTCUT_MODE;
+                      code == MG_CLI_OPT_SHORTCUT_MODE || code == MG_CLI_OPT_STREAMK;
     if (needs && (!val || !*val)) return fail(err, errlen, "option %s needs a value", flag);
     switch (code) {
     case MG_CLI_OPT_TILES: {
@@ -201,6 +201,12 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         return 0;
     }
     case MG_CLI_OPT_NO_STREAMK: opt->streamk = MG_SWITCH_OFF; return 0;
+    case MG_CLI_OPT_STREAMK: {
+        mg_switch s = MG_SWITCH_AUTO;
+        if (parse_switch(flag, val, &s, err, errlen)) return -1;
+        opt->streamk = s;
+        return 0;
+    }
     case MG_CLI_OPT_MIXED_PANELS: {
         mg_switch s = MG_SWITCH_AUTO;
         if (parse_switch(flag, val, &s, err, errlen)) return -1;

@@ -27,7 +27,9 @@
  *                                 seed, flush, the options and the launch plan ('plan') are in every row
  *   the library's options (mg_options, maxgemm.h; maxgemm_bench takes the same flags):
  *       --tiles auto|main|mid|small|n192      kernel 4's tile configuration (default auto: its policy)
- *       --no-streamk                          kernels 4 and 6: no stream-K below half a wave
+ *       --streamk auto|off|force              kernels 4 and 6: stream-K below half a wave, never, or also the last
+ *                                             partial wave of a larger grid
+ *       --no-streamk                          the same as --streamk off
  *       --mixed-panels auto|off|force         kernel 4's 256/248-wide column panels
  *       --rem-split auto|off|force            kernel 4, max_dim 1: the leftover columns split along K
  *       --no-pdl                              launch the finalize without programmatic dependent launch
@@ -106,10 +108,12 @@ enum {
     MG_CLI_OPT_NO_PDL,
     MG_CLI_OPT_SHORTCUT_MODE,
     MG_CLI_OPT_VERBOSE,
+    MG_CLI_OPT_STREAMK,
     MG_CLI_OPT_END
 };
 #define MG_CLI_OPTION_LONGOPTS                                                                                     \
     {"tiles", required_argument, NULL, MG_CLI_OPT_TILES}, {"no-streamk", no_argument, NULL, MG_CLI_OPT_NO_STREAMK}, \
+        {"streamk", required_argument, NULL, MG_CLI_OPT_STREAMK},                                                  \
         {"mixed-panels", required_argument, NULL, MG_CLI_OPT_MIXED_PANELS},                                        \
         {"rem-split", required_argument, NULL, MG_CLI_OPT_REM_SPLIT}, {"no-pdl", no_argument, NULL, MG_CLI_OPT_NO_PDL}, \
         {"shortcut-mode", required_argument, NULL, MG_CLI_OPT_SHORTCUT_MODE},                                      \
@@ -119,7 +123,9 @@ enum {
     "library options (mg_options; every plan of the run gets them, kernel 0's included):\n"                        \
     "      --tiles auto|main|mid|small|n192      kernel 4's tile configuration: its policy (auto), 128x256, 128x128,\n" \
     "                                            64x128 or 128x192\n"                                                  \
-    "      --no-streamk                          kernels 4 and 6: no stream-K below half a wave\n"                     \
+    "      --streamk auto|off|force              kernels 4 and 6: stream-K below half a wave (auto), never, or also\n" \
+    "                                            for the last partial wave of a larger grid (force)\n"               \
+    "      --no-streamk                          the same as --streamk off\n"                                        \
     "      --mixed-panels auto|off|force         kernel 4: 256- and 248-wide column panels where they even out the\n"  \
     "                                            waves (auto), never, or wherever they fit N\n"                        \
     "      --rem-split auto|off|force            kernel 4, max_dim 1: the leftover columns summed in k-chunks\n"       \

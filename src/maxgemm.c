@@ -80,8 +80,8 @@ static mg_status check_options(const mg_options *o) {
     if (!o) return mg_set_error(MG_ERR_INVALID_ARG, "options pointer is NULL");
     if (o->tiles < 0 || o->tiles >= MG_TILES_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.tiles = %d (0 auto .. 4 n192)", (int)o->tiles);
-    if (o->streamk != MG_SWITCH_AUTO && o->streamk != MG_SWITCH_OFF)
-        return mg_set_error(MG_ERR_INVALID_ARG, "options.streamk = %d (0 auto, 1 off)", (int)o->streamk);
+    if (o->streamk < MG_SWITCH_AUTO || o->streamk >= MG_SWITCH_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.streamk = %d (0 auto, 1 off, 2 force)", (int)o->streamk);
     if (o->mixed_panels < 0 || o->mixed_panels >= MG_SWITCH_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.mixed_panels = %d (0 auto, 1 off, 2 force)", (int)o->mixed_panels);
     if (o->rem_split < 0 || o->rem_split >= MG_SWITCH_COUNT)

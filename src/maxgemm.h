@@ -79,7 +79,8 @@ typedef enum mg_switch {
 } mg_switch;
 typedef struct mg_options {
     mg_tiles tiles;         /* kernel 4's tile configuration */
-    mg_switch streamk;      /* kernels 4 and 6: stream-K below half a wave (AUTO or OFF) */
+    mg_switch streamk;      /* kernels 4 and 6: stream-K below half a wave (AUTO), never (OFF), or also over the
+                             * last partial wave of a grid of several (FORCE: src/ws_policy.h) */
     mg_switch mixed_panels; /* kernel 4: 256- and 248-wide column panels where they even out the waves */
     mg_switch rem_split;    /* kernel 4, max_dim 1: the leftover columns split along K (with the mixed panels) */
     int pdl;                /* 1: the finalize starts early by programmatic dependent launch (default); 0: plain */

@@ -172,13 +172,13 @@ static inline int mg_ws_partial_rows(const mg_ws_shape *c, long long m, long lon
     return (int)(max_dim == 1 ? mg_ws_cdiv(n, c->bn) + (mixed ? 1 : 0) : mg_ws_cdiv(m, 64));
 }
 
-/* Whether stream-K may split the tiles of configuration c for some batch m <= M (bounds): the tiles would leave more
- * than half the SMs idle and the ranges get at least 4 k-iterations. */
+/* Whether stream-K may split tiles of configuration c for some batch m <= M and some options (bounds): with
+ * --streamk force any grid with a partial last wave may, when k gives the G ranges at least 4 k-iterations. */
 static inline int mg_ws_streamk_possible(const mg_ws_shape *c, long long M, long long n, long long k, long long G) {
+    (void)M;
+    (void)n;
     if (k == 0 || G <= 0) return 0;
-    const long long tiles_n = mg_ws_cdiv(n, c->bn), tiles = mg_ws_cdiv(M, c->bm) * tiles_n;
-    const long long most = tiles < G / 2 ? tiles : G / 2;
-    return !(tiles_n > G / 2 || most * mg_ws_cdiv(k, c->bk) < 4LL * G);
+    return (G - 1) * mg_ws_cdiv(k, c->bk) >= 4LL * G;
 }
 
 /* The most partial rows and workspace bytes of any plan for m <= M, any options (mg_kernel_ops::bounds). */
@@ -261,9 +261,18 @@ static inline int mg_ws_make_plan(const mg_ws_kernel *kd, long long m, long long
      * k-ranges, if each range gets at least 4 k-iterations. Not for the last partial wave of a larger problem (r14:
      * the headline ran 11-47% slower: CTAs at different k offsets of the tiles sharing a W panel break the lockstep
      * that lets L2 serve the panel once; notes/04_wgmma_ws.md "Stream-K"). */
+    const long long tail = tiles % G; /* the last partial wave's tiles (all of them when tiles < G) */
     if (opt->streamk != MG_SWITCH_OFF && nk > 0 && 2 * tiles <= G && tiles * nk >= 4LL * G) {
         pl->dp_tiles = 0;
         pl->sk_tiles = (int)tiles;
+        pl->grid = (int)G;
+    } else if (opt->streamk == MG_SWITCH_FORCE && nk > 0 && tail > 0 && tail * nk >= 4LL * G) {
+        /* --streamk force (issue 18's mid-M experiment; the dispatch table takes it where it measures faster): the
+         * whole waves run as whole tiles, the last partial wave's tiles are split into G equal k-ranges. M = 600
+         * bf16, 128 x 256 tiles: 160 tiles on 132 SMs, 2 waves of whole tiles -> 1 wave + 28 x 128 / 132 = 27
+         * k-iterations per CTA. */
+        pl->dp_tiles = (int)(tiles - tail);
+        pl->sk_tiles = (int)tail;
         pl->grid = (int)G;
     } else if (panels) {
         if (opt->mixed_panels != MG_SWITCH_OFF)

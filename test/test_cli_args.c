@@ -270,8 +270,14 @@ Test(cli_args, library_options_bad_values_name_the_flag) {
     FAILS_WITH("option --no-pdl takes no value (got '1')", "run", "--no-pdl=1");
     FAILS_WITH("option --no-streamk takes no value", "run", "--no-streamk=0");
     FAILS_WITH("option --verbose takes no value", "run", "--verbose=1");
-    /* the env-variable spellings of old are not flags */
-    FAILS_WITH("unknown option '--streamk'", "run", "--streamk", "0");
+    /* --streamk takes auto|off|force (the env variable's spelling "0" of old is not one of them) */
+    FAILS_WITH("--streamk: '0' is invalid (expected auto, off or force)", "run", "--streamk", "0");
+    OK("run", "--streamk=force");
+    cr_assert_eq(a.opt.streamk, MG_SWITCH_FORCE);
+    OK("run", "--streamk", "off");
+    cr_assert_eq(a.opt.streamk, MG_SWITCH_OFF);
+    OK("run", "--no-streamk", "--streamk", "auto");
+    cr_assert_eq(a.opt.streamk, MG_SWITCH_AUTO, "the last one wins");
     FAILS_WITH("unknown option '--pdl'", "run", "--pdl=0");
 }
 
@@ -541,7 +547,8 @@ Test(cli_args, usage_texts_document_every_flag_and_exit_code) {
     const char *run = mg_cli_usage(MG_CMD_RUN);
     const char *flags[] = {"--kernel", "--m M", "--n N", "--k K", "-m,", "-n,", "-k,", "--max-dim", "--precision",
                            "--seed", "--iters", "--warmup", "--check", "--no-shortcut", "--no-flush", "--no-baseline",
-                           "--csv", "--tiles auto|main|mid|small|n192", "--no-streamk", "--mixed-panels auto|off|force",
+                           "--csv", "--tiles auto|main|mid|small|n192", "--streamk auto|off|force", "--no-streamk",
+                           "--mixed-panels auto|off|force",
                            "--rem-split auto|off|force", "--no-pdl", "--shortcut-mode graph|poll|sync|tail",
                            "--verbose", "-v,", "--help"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)

@@ -887,6 +887,38 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
+/* --streamk force (kernels 4 and 6): the whole waves run whole tiles and the last partial wave is split into one
+ * k-range per SM (src/ws_policy.h), or every tile when there is less than one wave. On a 132-SM GPU: 600 x 1800 with
+ * the small 64 x 128 tiles is 10 x 15 = 150 tiles (132 whole, 18 split); 300 x 8192 with the main 128 x 256 tiles is
+ * 96 tiles, all split (auto keeps them whole). Partial maxima against the fp64 reference, then the public API's
+ * suite and planted NaN/inf under the same option. */
+Test(gpu_kernels, ws_streamk_force, .timeout = 900) {
+    MG_TEST_NEED_GPU();
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const shape3 small_shapes[] = {{600, 1800, 1930}, {601, 1799, 1001}, {127, 257, 129}};
+    const shape3 main_shapes[] = {{300, 8192, 520}, {3, 5000, 4100}};
+    int ran = 0;
+    for (int id = 4; id <= 6; id += 2) {
+        const mg_kernel *kern = mg_registry_find(id);
+        if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) continue;
+        opt_reset();
+        g_opt.streamk = MG_SWITCH_FORCE;
+        if (id == 4) {
+            g_opt.tiles = MG_TILES_SMALL;
+            ran += partial_maxima_cases(kern, small_shapes, 3, NULL, NULL);
+            g_opt.tiles = MG_TILES_MAIN;
+        }
+        ran += partial_maxima_cases(kern, main_shapes, 2, NULL, NULL);
+        g_opt.tiles = MG_TILES_AUTO;
+        ran += suite_cases(kern, st, 70, NULL);
+        ran += planted_cases(kern, st, 72);
+    }
+    opt_reset();
+    if (ran == 0) cr_skip_test("kernels 4 and 6 not runnable here");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
 /* Kernel 4 has four tile configurations (tile_configs/wgmma_ws.cfg: the main one, the mid-M, the small-M and the
  * 128 x 192 one) and
  * picks one by the problem; which one a test shape meets depends on the GPU's SM count. --tiles forces each in

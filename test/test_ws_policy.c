@@ -317,7 +317,7 @@ Test(ws_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                 mg_options o = mg_options_default();
                                 o.tiles = (mg_tiles)t;
                                 o.mixed_panels = o.rem_split = (mg_switch)sw;
-                                o.streamk = sw == 1 ? MG_SWITCH_OFF : MG_SWITCH_AUTO;
+                                o.streamk = (mg_switch)sw;
                                 int rows;
                                 size_t ws;
                                 mg_ws_plan pl;
@@ -336,4 +336,32 @@ Test(ws_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     cr_assert(pl.off_x >= mg_ws_flag_bytes(SMS), "the flags have their own bytes");
                             }
                 }
+}
+
+/* --streamk force: the whole waves run whole, the last partial wave is split into SMS k-ranges (M = 600 bf16 at
+ * N = K = 8192: 5 x 32 main tiles = 160, one wave of 132 whole, 28 split); a grid of whole waves stays whole; auto
+ * keeps the whole tiles there. */
+Test(ws_policy, streamk_force_splits_the_last_partial_wave, .init = describe_kernels) {
+    mg_options o = mg_options_default();
+    mg_ws_plan pl;
+    int rows;
+    size_t ws, bws;
+    int brows;
+    char why[160];
+    o.tiles = MG_TILES_MAIN;
+    o.streamk = MG_SWITCH_FORCE;
+    cr_assert_eq(mg_ws_make_plan(&K4_BF16, 600, 8192, 8192, 1, 1, SMS, &o, &pl, &rows, &ws, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(pl.dp_tiles, 132);
+    cr_assert_eq(pl.sk_tiles, 28);
+    cr_assert_eq(pl.grid, SMS);
+    cr_assert_eq(rows, 32, "one partial row per 256-wide panel (no mixed panels with stream-K)");
+    mg_ws_bounds(&K4_BF16, 1024, 8192, 8192, 1, SMS, &brows, &bws);
+    cr_assert(ws <= bws && rows <= brows);
+    /* 4 x 33 = 132 tiles: whole waves, nothing to split */
+    cr_assert_eq(mg_ws_make_plan(&K4_BF16, 512, 33 * 256, 8192, 0, 1, SMS, &o, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_assert_eq(pl.sk_tiles, 0, "tiles %d x %d", pl.tiles_m, pl.tiles_n);
+    o.streamk = MG_SWITCH_AUTO;
+    cr_assert_eq(mg_ws_make_plan(&K4_BF16, 600, 8192, 8192, 1, 1, SMS, &o, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_assert_eq(pl.sk_tiles, 0, "auto: the last partial wave runs whole tiles");
 }

@@ -204,7 +204,7 @@ def _option_value(name, value):
     if name == "tiles":
         table = TILES
     elif name in ("streamk", "mixed_panels", "rem_split"):
-        table = {"auto": 0, "off": 1} if name == "streamk" else SWITCH
+        table = SWITCH
     elif name == "shortcut_mode":
         table = SHORTCUT_MODES
     else:  # pdl, verbose: booleans
