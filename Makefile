@@ -24,7 +24,7 @@ LDLIBS     := -L$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcudart_static -lpthread
 LIB_C      := $(filter-out src/cli.c,$(wildcard src/*.c))
 LIB_CU     := $(wildcard kernels/*.cu)
 LIB_OBJ    := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_C)) $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(LIB_CU)) \
-              $(BUILD)/obj/mg_tiles.o
+              $(BUILD)/obj/mg_tiles.o $(BUILD)/obj/dispatch_table.o
 TEST_SRC   := $(wildcard test/*.c)
 TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
@@ -34,11 +34,25 @@ HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/maxgemm_soak $(BUILD)/maxgemm_bench
 
 # tile_configs/*.cfg are data: a generator validates them and emits the instantiation macros and a C table.
-$(BUILD)/gen_tiles: tools/gen_tiles.c src/tile_config.c src/tile_config.h | $(BUILD)/gen
+$(BUILD)/gen_tiles: tools/gen_tiles.c tools/gen_io.h src/tile_config.c src/tile_config.h | $(BUILD)/gen
 	$(CC) $(CFLAGS) -DMG_TILE_PARSER_ONLY -o $@ tools/gen_tiles.c src/tile_config.c
 $(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c &: $(BUILD)/gen_tiles $(wildcard $(TILE_DIR)/*.cfg)
 	$(BUILD)/gen_tiles $(BUILD)/gen/mg_tiles.h $(BUILD)/gen/mg_tiles.c $(sort $(wildcard $(TILE_DIR)/*.cfg))
 $(BUILD)/obj/mg_tiles.o: $(BUILD)/gen/mg_tiles.c $(BUILD)/gen/mg_tiles.h | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# tile_configs/dispatch/*.tsv: the measured dispatch tables auto reads, one per GPU (tile_configs/README.md). The
+# generator checks them with the library's own parser (src/dispatch.c) and compiles them in as C: the library never
+# reads a table file or the environment to find one. The directory is a prerequisite so that removing a table
+# regenerates too.
+DISPATCH_DIR ?= tile_configs/dispatch
+DISPATCH_TSV := $(sort $(wildcard $(DISPATCH_DIR)/*.tsv))
+$(BUILD)/gen_dispatch: tools/gen_dispatch.c tools/gen_io.h src/dispatch.c src/dispatch.h src/optkeys.c src/optkeys.h \
+                      | $(BUILD)/gen
+	$(CC) $(CFLAGS) -DMG_DISPATCH_PARSER_ONLY -o $@ tools/gen_dispatch.c src/dispatch.c src/optkeys.c
+$(BUILD)/gen/dispatch_table.c: $(BUILD)/gen_dispatch $(DISPATCH_TSV) $(wildcard $(DISPATCH_DIR))
+	$(BUILD)/gen_dispatch $@ $(DISPATCH_TSV)
+$(BUILD)/obj/dispatch_table.o: $(BUILD)/gen/dispatch_table.c $(HEADERS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: src/%.c $(HEADERS) | $(BUILD)/obj
@@ -47,8 +61,8 @@ $(BUILD)/obj/%.cu.o: kernels/%.cu $(HEADERS) | $(BUILD)/obj
 	$(NVCC) $(NVCCFLAGS) -c -o $@ $< 2> $(BUILD)/obj/$*.ptxas.txt || { cat $(BUILD)/obj/$*.ptxas.txt; exit 1; }
 	@if grep -q -i "spill" $(BUILD)/obj/$*.ptxas.txt && grep -E -q "[1-9][0-9]* bytes spill" $(BUILD)/obj/$*.ptxas.txt; then \
 	  echo "ptxas reports spills in kernels/$*.cu:"; grep -E "spill|Compiling" $(BUILD)/obj/$*.ptxas.txt; fi
-$(BUILD)/obj/test/%.o: test/%.c $(HEADERS) | $(BUILD)/obj/test
-	$(CC) $(CFLAGS) -Itest -c -o $@ $<
+$(BUILD)/obj/test/%.o: test/%.c $(HEADERS) bench/matrix.h | $(BUILD)/obj/test
+	$(CC) $(CFLAGS) -Itest -Ibench -c -o $@ $<
 
 # The registry references every kernel's ops directly, so linking the archive links every kernel.
 WHOLE_LIB  := $(BUILD)/libmaxgemm.a
@@ -58,10 +72,12 @@ $(BUILD)/libmaxgemm.so: $(LIB_OBJ)
 	$(NVCC) -shared -o $@ $^ -lcublas -lcublasLt
 $(BUILD)/obj/cli.o: CFLAGS += -DMG_GIT_COMMIT='"$(MG_GIT_COMMIT)"'
 $(BUILD)/obj/test/test_cli_args.o: CFLAGS += -DMG_CLI_BIN='"$(BUILD)/maxgemm"'
+$(BUILD)/obj/test/test_dispatch.o: CFLAGS += -DMG_GEN_DISPATCH_BIN='"$(BUILD)/gen_dispatch"'
 $(BUILD)/maxgemm: $(BUILD)/obj/cli.o $(BUILD)/libmaxgemm.a
 	$(NVCC) -o $@ $< $(WHOLE_LIB) -lcublas -lcublasLt -ldl -lm
-$(BUILD)/test_maxgemm: $(TEST_OBJ) $(BUILD)/libmaxgemm.a
-	$(NVCC) -o $@ $(TEST_OBJ) $(WHOLE_LIB) -lcublas -lcublasLt -lcriterion -lm
+# the tests also hold the benchmark matrix parser (bench/matrix.c: test/test_bench_matrix.c)
+$(BUILD)/test_maxgemm: $(TEST_OBJ) $(BUILD)/obj/bench/matrix.o $(BUILD)/libmaxgemm.a
+	$(NVCC) -o $@ $(TEST_OBJ) $(BUILD)/obj/bench/matrix.o $(WHOLE_LIB) -lcublas -lcublasLt -lcriterion -lm
 # The reliability soak and the compute-sanitizer sweep (notes/reliability.md). `make sanitize` needs a GPU and
 # compute-sanitizer; without them the script says so and exits 77, which counts as skipped here.
 $(BUILD)/maxgemm_soak: tools/soak.c $(HEADERS) $(BUILD)/libmaxgemm.a | $(BUILD)/obj
@@ -76,8 +92,11 @@ $(BUILD)/gen $(BUILD)/obj $(BUILD)/obj/test:
 
 # Every test: CPU suites run anywhere; GPU suites skip cleanly where there is no device.
 # tools/run_tests.sh also says how many tests were skipped and why (no GPU: the GPU suites did not run).
-test: $(BUILD)/test_maxgemm $(BUILD)/maxgemm
+# test/test_dispatch_tune.py: the dispatch table's pick step (tools/dispatch_tune.py) on its fixtures, where python3 is.
+test: $(BUILD)/test_maxgemm $(BUILD)/maxgemm $(BUILD)/gen_dispatch
 	tools/run_tests.sh $(BUILD)/test_maxgemm --jobs 1
+	@if command -v python3 > /dev/null; then python3 test/test_dispatch_tune.py --build $(BUILD); \
+	else echo "test: no python3: test/test_dispatch_tune.py skipped"; fi
 
 run: $(BUILD)/maxgemm
 	$(BUILD)/maxgemm run --check
@@ -149,6 +168,27 @@ bench: $(BUILD)/maxgemm_bench
 	@if [ -z "$(strip $(BENCH_ARGS))" ] && grep -q ',NVIDIA H200' $(CSV); then \
 	  cp $(CSV) bench/results/h200.csv && echo "bench: copied $(CSV) to bench/results/h200.csv"; fi
 
+# ---- the measured dispatch table (notes/dispatch.md) ------------------------------------------------------------
+# `make tune-dispatch` (GPU host): the sweep of every candidate kernel x option variant per (precision, max_dim, M),
+# paired with kernel 0, into $(TUNE_DIR)/tune.csv (tools/tune_dispatch.sh; TUNE_ARGS: more options for
+# tools/dispatch_tune.py matrix, e.g. TUNE_ARGS='--m 1,2,4 --precisions bf16'). `make dispatch-pick` (any machine):
+# the winners of $(TUNE_CSV) (one CSV or several, e.g. one per precision) at N = TUNE_N, K = TUNE_K into
+# $(DISPATCH_DIR)/<gpu>.tsv, the file to commit.
+TUNE_DIR   ?= $(BUILD)/tune_dispatch
+TUNE_CSV   ?= $(TUNE_DIR)/tune.csv
+TUNE_N     ?= 8192
+TUNE_K     ?= 8192
+TUNE_ARGS  ?=
+.PHONY: tune-dispatch dispatch-pick
+tune-dispatch: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
+	tools/tune_dispatch.sh $(BUILD) $(TUNE_DIR) --n $(TUNE_N) --k $(TUNE_K) $(TUNE_ARGS)
+dispatch-pick: $(BUILD)/maxgemm
+	@for f in $(TUNE_CSV); do test -f $$f || { echo "dispatch-pick: $$f not found: run 'make tune-dispatch' on the GPU host (or TUNE_CSV='FILE ...')"; exit 1; }; done
+	mkdir -p $(TUNE_DIR) $(DISPATCH_DIR)
+	$(BUILD)/maxgemm list --csv $(TUNE_DIR)/registry.csv
+	python3 tools/dispatch_tune.py pick $(TUNE_CSV) --registry $(TUNE_DIR)/registry.csv --n $(TUNE_N) --k $(TUNE_K) \
+	  --out-dir $(DISPATCH_DIR) --command "make dispatch-pick TUNE_CSV=$(TUNE_CSV)"
+
 # plots/*.png from $(PLOT_CSV) only, then the README results table between its markers.
 plots:
 	@test -f $(PLOT_CSV) || { echo "plots: $(PLOT_CSV) not found: run 'make bench' on an H200 (or PLOT_CSV=FILE)"; exit 1; }
@@ -205,16 +245,21 @@ sass: $(BUILD)/libmaxgemm.a
 .PHONY: asan fuzz
 ASAN_FLAGS  ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_FILTER ?= !(gpu_*)/*
-ASAN_OBJ    := $(patsubst src/%.c,$(BUILD)/asan/%.o,$(LIB_C)) $(BUILD)/asan/mg_tiles.o \
-               $(patsubst test/%.c,$(BUILD)/asan/test/%.o,$(TEST_SRC)) $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(LIB_CU))
+ASAN_OBJ    := $(patsubst src/%.c,$(BUILD)/asan/%.o,$(LIB_C)) $(BUILD)/asan/mg_tiles.o $(BUILD)/asan/dispatch_table.o \
+               $(patsubst test/%.c,$(BUILD)/asan/test/%.o,$(TEST_SRC)) $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(LIB_CU)) \
+               $(BUILD)/asan/bench_matrix.o
 $(BUILD)/asan $(BUILD)/asan/test $(BUILD)/fuzz:
 	mkdir -p $@
 $(BUILD)/asan/%.o: src/%.c $(HEADERS) | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
 $(BUILD)/asan/mg_tiles.o: $(BUILD)/gen/mg_tiles.c $(BUILD)/gen/mg_tiles.h | $(BUILD)/asan
 	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
-$(BUILD)/asan/test/%.o: test/%.c $(HEADERS) | $(BUILD)/asan/test
-	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itest -c -o $@ $<
+$(BUILD)/asan/dispatch_table.o: $(BUILD)/gen/dispatch_table.c $(HEADERS) | $(BUILD)/asan
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -c -o $@ $<
+$(BUILD)/asan/test/%.o: test/%.c $(HEADERS) bench/matrix.h | $(BUILD)/asan/test
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Itest -Ibench -c -o $@ $<
+$(BUILD)/asan/bench_matrix.o: bench/matrix.c bench/matrix.h $(HEADERS) | $(BUILD)/asan
+	$(CC) $(CFLAGS) $(ASAN_FLAGS) -Ibench -c -o $@ $<
 $(BUILD)/asan/test_maxgemm: $(ASAN_OBJ)
 	$(CC) $(ASAN_FLAGS) -o $@ $^ -lcriterion $(LDLIBS)
 # protect_shadow_gap=0: the CUDA driver maps memory where ASan's shadow gap would be (GPU hosts).
@@ -233,11 +278,16 @@ $(BUILD)/fuzz/fuzz_tile_config: fuzz/fuzz_tile_config.c src/tile_config.c src/ti
 $(BUILD)/fuzz/fuzz_cli_args: fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(HEADERS) $(BUILD)/libmaxgemm.a | $(BUILD)/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ fuzz/fuzz_cli_args.c src/cli_args.c src/registry.c $(BUILD)/libmaxgemm.a $(LDLIBS)
 # the benchmark matrix parser (bench/matrix.c) stands alone: no CUDA, no registry.
-$(BUILD)/fuzz/fuzz_matrix: fuzz/fuzz_matrix.c bench/matrix.c bench/matrix.h | $(BUILD)/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Ibench -o $@ fuzz/fuzz_matrix.c bench/matrix.c
-fuzz: $(BUILD)/fuzz/fuzz_tile_config $(BUILD)/fuzz/fuzz_cli_args $(BUILD)/fuzz/fuzz_matrix
-	mkdir -p $(BUILD)/fuzz/corpus_tile_config $(BUILD)/fuzz/corpus_cli_args $(BUILD)/fuzz/corpus_matrix
-	@for t in tile_config:4096 cli_args:1024 matrix:8192; do name=$${t%%:*}; \
+$(BUILD)/fuzz/fuzz_matrix: fuzz/fuzz_matrix.c bench/matrix.c bench/matrix.h src/optkeys.c src/optkeys.h | $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Ibench -o $@ fuzz/fuzz_matrix.c bench/matrix.c src/optkeys.c
+# the dispatch-table parser (src/dispatch.c) with the option vocabulary (src/optkeys.c): the generator's and
+# mg_dispatch_load's
+$(BUILD)/fuzz/fuzz_dispatch: fuzz/fuzz_dispatch.c src/dispatch.c src/dispatch.h src/optkeys.c src/optkeys.h | $(BUILD)/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -DMG_DISPATCH_PARSER_ONLY -o $@ fuzz/fuzz_dispatch.c src/dispatch.c src/optkeys.c
+fuzz: $(BUILD)/fuzz/fuzz_tile_config $(BUILD)/fuzz/fuzz_cli_args $(BUILD)/fuzz/fuzz_matrix $(BUILD)/fuzz/fuzz_dispatch
+	mkdir -p $(BUILD)/fuzz/corpus_tile_config $(BUILD)/fuzz/corpus_cli_args $(BUILD)/fuzz/corpus_matrix \
+	  $(BUILD)/fuzz/corpus_dispatch
+	@for t in tile_config:4096 cli_args:1024 matrix:8192 dispatch:8192; do name=$${t%%:*}; \
 	  echo "fuzz_$$name: $(FUZZ_TIME) s (log: $(BUILD)/fuzz/$$name.log)"; \
 	  $(BUILD)/fuzz/fuzz_$$name -max_total_time=$(FUZZ_TIME) -max_len=$${t#*:} -dict=fuzz/$$name.dict \
 	    -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus_$$name fuzz/corpus/$$name > $(BUILD)/fuzz/$$name.log 2>&1 \

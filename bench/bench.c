@@ -25,12 +25,17 @@
  * --no-flush, a kernel 0 plan that could not be made); p10_ms / p90_ms, the 10th and 90th percentiles of the
  * row's own samples (linear interpolation between order statistics); date, the run's start in ISO 8601 UTC (one
  * value for every row of a run); requested_kernel, what the matrix asked for ("auto" or the id; `kernel` is the
- * kernel that ran; empty for ceilings, splits and the bare write). `flush` (1: L2 flushed before every sample)
- * was already there.
+ * kernel that ran; empty for ceilings, splits and the bare write); dispatch, for an auto row the dispatch-table row
+ * ("FILE:LINE", src/dispatch.h) that chose its kernel and options, empty where the registry's rule did; options, a
+ * kernel row's launch options that are not auto, KEY=VALUE joined by ';' (src/optkeys.h), or "auto". `flush` (1: L2
+ * flushed before every sample) was already there. tiles, streamk, mixed_panels and rem_split are the row's own
+ * options: the command line's with the matrix row's KEY=VALUE (or its variant) over them. A kernel row whose launch
+ * plan is the same as an earlier row's of its kernel and problem (a variant that changes nothing there) is skipped.
  * Exit status (as maxgemm's): 0 when every row that ran passed; 1 a check failed; 2 usage error (flags, the matrix
  * file); 3 runtime error (a row's error, no GPU (except --list), the CSV cannot be written). 3 wins over 1.
  */
 #include "bare_write.h"
+#include "dispatch.h"
 #include "split.h"
 #include "rng.h"
 #include "check.h"
@@ -70,13 +75,14 @@ typedef struct opts {
     int quick, list, no_flush, help, version;
     const char *commit;      /* --commit: NULL = the compiled-in MG_GIT_COMMIT */
     const char *ncu_regex;   /* --ncu-regex N */
+    const char *dispatch;    /* --dispatch FILE: the dispatch table auto follows (mg_dispatch_load) */
     mg_options opt;          /* the library options, for every plan */
 } opts;
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: maxgemm_bench [--matrix FILE] [--csv FILE] [--only-kernel N|NAME] [--quick] [--no-flush] [--list]\n"
-            "                     [--commit STR] [library options]\n"
+            "                     [--commit STR] [--dispatch FILE] [library options]\n"
             "       maxgemm_bench --ncu-regex N | --help | --version\n"
             "      --matrix FILE                         the matrix (default bench/matrix.txt; its grammar is at its top)\n"
             "      --csv FILE                            where the results go (default bench/results/latest.csv)\n"
@@ -85,6 +91,8 @@ static void usage(FILE *f) {
             "      --no-flush                            keep the L2 warm between samples (default: flushed before each)\n"
             "      --list                                print the rows and what would be skipped; runs nothing (no GPU)\n"
             "      --commit STR                          the commit recorded in every row (default: the one built in, %s)\n"
+            "      --dispatch FILE                       auto follows this dispatch table instead of the compiled-in ones\n"
+            "                                            (tile_configs/README.md; /dev/null: the registry's rule)\n"
             "      --ncu-regex N                         print kernel N's device-function regex (make ncu) and exit\n"
             "  -h, --help                                this text\n"
             "  -V, --version                             the library version and the built-in commit\n"
@@ -162,6 +170,7 @@ typedef struct result {
     int clock_mhz;
     int samples;
     char plan[240];         /* kernel rows: mg_plan_describe of the row's batch ("" otherwise) */
+    char dispatch[300];     /* auto rows: the dispatch-table row that applied ("FILE:LINE"), else "" */
 } result;
 
 static void res_init(result *r) {
@@ -194,10 +203,17 @@ static void fnum(FILE *f, double v, const char *fmt) {
 static const char *CSV_HEADER =
     "kernel,name,precision,max_dim,m,n,k,shortcut,median_ms,min_ms,max_ms,mean_ms,tflops,gbps,intensity,x_kernel0,"
     "max_err,pass,status,note,gpu,sm_clock_mhz,driver,cuda,cublas,commit,samples,seed,flush,tiles,streamk,mixed_panels,"
-    "rem_split,pdl,shortcut_mode,plan,kernel0_ms,p10_ms,p90_ms,date,requested_kernel\n";
+    "rem_split,pdl,shortcut_mode,plan,kernel0_ms,p10_ms,p90_ms,date,requested_kernel,dispatch,options\n";
 
 static const char *switch_name(mg_switch s) {
     return s == MG_SWITCH_AUTO ? "auto" : s == MG_SWITCH_OFF ? "off" : s == MG_SWITCH_FORCE ? "force" : "?";
+}
+
+/* A row's options: the command line's, with the matrix row's own (a 'row' line's KEY=VALUE, a variant) over them. */
+static mg_options row_options(const env *e, const mgm_row *row) {
+    mg_options o = e->opt;
+    mg_optset_apply(&row->opt, &o);
+    return o;
 }
 
 static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
@@ -227,9 +243,10 @@ static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
     fprintf(f, ",%s,%s,%s,%s,", e->driver, e->cuda, e->cublas, e->commit);
     if (r->samples > 0) fprintf(f, "%d", r->samples);
     csv_clean(r->plan);
-    fprintf(f, ",%llu,%d,%s,%s,%s,%s,%d,%s,%s", (unsigned long long)e->seed, e->flush, mg_tiles_name(e->opt.tiles),
-            switch_name(e->opt.streamk), switch_name(e->opt.mixed_panels), switch_name(e->opt.rem_split), e->opt.pdl,
-            mg_shortcut_mode_name(e->opt.shortcut_mode), r->plan);
+    const mg_options o = row_options(e, row);
+    fprintf(f, ",%llu,%d,%s,%s,%s,%s,%d,%s,%s", (unsigned long long)e->seed, e->flush, mg_tiles_name(o.tiles),
+            switch_name(o.streamk), switch_name(o.mixed_panels), switch_name(o.rem_split), o.pdl,
+            mg_shortcut_mode_name(o.shortcut_mode), r->plan);
     fnum(f, r->k0_ms, "%.6g");
     fnum(f, r->p10, "%.6g");
     fnum(f, r->p90, "%.6g");
@@ -238,7 +255,14 @@ static void csv_row(FILE *f, const env *e, const mgm_row *row, result *r) {
         if (row->kernel < 0) fputs("auto", f);
         else fprintf(f, "%d", row->kernel);
     }
-    fputc('\n', f);
+    csv_clean(r->dispatch);
+    /* every launch option of the row that is not auto, as KEY=VALUE joined by ';' (src/optkeys.h), or "auto" */
+    mg_optset os;
+    mg_optset_of(&o, &os);
+    char ostr[160];
+    mg_optset_format(&os, ostr, sizeof ostr);
+    csv_clean(ostr);
+    fprintf(f, ",%s,%s\n", r->dispatch, row->kind == MGM_KERNEL ? ostr : "");
     fflush(f);
 }
 
@@ -259,8 +283,13 @@ static void row_label(const mgm_row *row, char *buf, size_t n) {
         char k[16];
         if (row->kernel < 0) snprintf(k, sizeof k, "auto");
         else snprintf(k, sizeof k, "k%d", row->kernel);
-        snprintf(buf, n, "%s %s md%d %lldx%lldx%lld%s", k, mgm_prec_name(row->prec), row->max_dim, (long long)row->m,
-                 (long long)row->n, (long long)row->k, row->shortcut ? " shortcut" : "");
+        char o[96] = "";
+        if (row->opt.set) {
+            o[0] = ' ';
+            mg_optset_format(&row->opt, o + 1, sizeof o - 1);
+        }
+        snprintf(buf, n, "%s %s md%d %lldx%lldx%lld%s%s", k, mgm_prec_name(row->prec), row->max_dim, (long long)row->m,
+                 (long long)row->n, (long long)row->k, row->shortcut ? " shortcut" : "", o);
         break;
     }
     }
@@ -288,6 +317,58 @@ static const char *precheck(const mgm_row *row, int sm, char *buf, size_t n) {
         return buf;
     }
     return NULL;
+}
+
+/* The launch plans of the current (shape, precision, max_dim) group's kernel rows so far: a row (an option variant)
+ * whose launch plan is the same as an earlier row's of its kernel measures nothing new, and is skipped. */
+typedef struct seen_plan {
+    int shape_order, prec, max_dim, kernel;
+    mg_optset opt;
+    mg_launch_plan lp;
+} seen_plan;
+typedef struct plan_memo { seen_plan *v; int n, cap; } plan_memo;
+
+/* For an explicit kernel row (full compute): its launch plan on dev with options o (the kernel's plan step, on the
+ * host, as the library makes it for operands that cudaMalloc aligned). Returns PLAN_NEW after remembering the plan
+ * (or where there is nothing to compare), else a reason to skip the row in why: PLAN_SAME (the plan equals an
+ * earlier row's of the group and kernel) or PLAN_FAILS. */
+enum { PLAN_NEW = 0, PLAN_SAME, PLAN_FAILS };
+static int same_plan(plan_memo *pm, const mgm_row *row, const mg_device *dev, const mg_options *o, char *why, size_t n) {
+    const mg_kernel *k = row->kernel >= 0 ? mg_registry_find(row->kernel) : NULL;
+    if (row->kind != MGM_KERNEL || row->shortcut || !k || !mg_kernel_available(k)) return PLAN_NEW;
+    if (pm->n > 0 && (pm->v[0].shape_order != row->shape_order || pm->v[0].prec != row->prec ||
+                      pm->v[0].max_dim != row->max_dim))
+        pm->n = 0;   /* a new group: rows come sorted by group */
+    if (pm->n == pm->cap) {
+        const int cap = pm->cap ? 2 * pm->cap : 16;
+        seen_plan *nv = (seen_plan *)realloc(pm->v, (size_t)cap * sizeof *nv);
+        if (!nv) return PLAN_NEW;   /* nothing skipped: the row runs */
+        pm->v = nv;
+        pm->cap = cap;
+    }
+    seen_plan *sp = &pm->v[pm->n];
+    memset(sp, 0, sizeof *sp);
+    sp->shape_order = row->shape_order;
+    sp->prec = row->prec;
+    sp->max_dim = row->max_dim;
+    sp->kernel = row->kernel;
+    sp->opt = row->opt;
+    mg_problem p = {(int)row->m, (int)row->n, (int)row->k, row->max_dim, (mg_precision)row->prec,
+                    MG_ALIGN_X16 | MG_ALIGN_W16};
+    sp->lp.p = p;
+    if (k->ops->plan(&p, dev, o, &sp->lp) != MG_OK) {
+        snprintf(why, n, "its launch plan: %s", mg_last_error());
+        return PLAN_FAILS;
+    }
+    for (int i = 0; i < pm->n; i++)
+        if (pm->v[i].kernel == row->kernel && memcmp(&pm->v[i].lp, &sp->lp, sizeof sp->lp) == 0) {
+            char o2[96];
+            mg_optset_format(&pm->v[i].opt, o2, sizeof o2);
+            snprintf(why, n, "the same launch plan as its %s row: nothing new to measure", o2);
+            return PLAN_SAME;
+        }
+    pm->n++;
+    return PLAN_NEW;
 }
 
 /* ------------------------------------------------------------------------------------------ progress */
@@ -743,11 +824,14 @@ static int run_split(env *e, const mgm_row *row, int warmup, int samples, result
 }
 
 static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *in, int warmup, int samples,
-                      baselines *bl, result *r) {
-    char why[160];
+                      baselines *bl, plan_memo *pm, result *r) {
+    char why[300];
     const mg_kernel *kk = row->kernel >= 0 ? mg_registry_find(row->kernel) : NULL;
     snprintf(r->name, sizeof r->name, "%s", kk ? kk->name : row->kernel < 0 ? "auto" : "unknown");
     const char *skip = precheck(row, e->sm, why, sizeof why);
+    const mg_options ropt = row_options(e, row);
+    mg_device dev = {0, e->sm, e->num_sms, ""};
+    if (!skip && same_plan(pm, row, &dev, &ropt, why, sizeof why) != PLAN_NEW) skip = why;
     if (skip) return res_set(r, ST_SKIPPED, "%s", skip);
 
     mg_precision p = (mg_precision)row->prec;
@@ -765,7 +849,7 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     if (s == MG_ERR_UNSUPPORTED || s == MG_ERR_KERNEL)
         return res_set(r, ST_SKIPPED, "%s: %s", mg_strerror(s), mg_last_error());
     if (s != MG_OK) return res_set(r, ST_ERROR, "mg_plan_create: %s: %s", mg_strerror(s), mg_last_error());
-    s = mg_plan_set_options(plan, &e->opt);
+    s = mg_plan_set_options(plan, &ropt);
     if (s != MG_OK) {
         res_set(r, ST_ERROR, "mg_plan_set_options: %s: %s", mg_strerror(s), mg_last_error());
         mg_plan_destroy(plan);
@@ -809,6 +893,24 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     r->pass = cr.pass ? 1 : 0;
 
     fwd_ctx c = {plan, in->x, in->out, e->stream};
+    /* 'prune X': a row far slower than its group's kernel 0 cannot win anything; one forward (the checked one above
+     * was the warm-up: module loading, descriptors) says so without the samples. */
+    const double base0 = base_get(bl, row->shape_order, row->prec, row->max_dim);
+    if (mx->prune > 0 && r->kernel != 0 && !row->shortcut && cr.pass && !isnan(base0)) {
+        double one = NAN;
+        s = mg_time(e->timer, fwd_fn, &c, 0, 1, &one);
+        if (s == MG_OK && one > mx->prune * base0) {
+            res_set(r, ST_SKIPPED, "pruned: one forward took %.4f ms, more than %g x kernel 0's %.4f ms (the matrix's "
+                    "'prune')", one, mx->prune, base0);
+            mg_plan_destroy(plan);
+            return r->status;
+        }
+        if (s != MG_OK) {
+            res_set(r, ST_ERROR, "timing: %s: %s", mg_strerror(s), mg_last_error());
+            mg_plan_destroy(plan);
+            return r->status;
+        }
+    }
     /* Every row but kernel 0's own is timed interleaved with a kernel 0 plan of the same problem (full compute),
      * and its x_kernel0 is that paired ratio; where kernel 0 cannot run (or with --no-flush), the group's kernel 0
      * row is the base. */
@@ -834,6 +936,7 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
     /* which short-circuit mode the timed calls ran (--shortcut-mode; a graph mode may have fallen back) */
     const char *sc_mode = mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan));
     if (mg_plan_describe(plan, row->m, r->plan, sizeof r->plan) != MG_OK) r->plan[0] = '\0';
+    if (row->kernel < 0) mg_plan_dispatch_where(plan, row->m, r->dispatch, sizeof r->dispatch);
     mg_plan_destroy(plan);
     if (s != MG_OK) return res_set(r, ST_ERROR, "timing: %s: %s", mg_strerror(s), mg_last_error());
 
@@ -865,7 +968,7 @@ static int run_kernel(env *e, const mgm_row *row, const mg_matrix *mx, inputs *i
 
 /* ------------------------------------------------------------------------------------------ main */
 
-enum { B_MATRIX = 0x100, B_CSV, B_ONLY_KERNEL, B_QUICK, B_LIST, B_NO_FLUSH, B_COMMIT, B_NCU_REGEX };
+enum { B_MATRIX = 0x100, B_CSV, B_ONLY_KERNEL, B_QUICK, B_LIST, B_NO_FLUSH, B_COMMIT, B_NCU_REGEX, B_DISPATCH };
 static const struct option bench_longopts[] = {
     {"matrix", required_argument, NULL, B_MATRIX},
     {"csv", required_argument, NULL, B_CSV},
@@ -875,6 +978,7 @@ static const struct option bench_longopts[] = {
     {"no-flush", no_argument, NULL, B_NO_FLUSH},
     {"commit", required_argument, NULL, B_COMMIT},
     {"ncu-regex", required_argument, NULL, B_NCU_REGEX},
+    {"dispatch", required_argument, NULL, B_DISPATCH},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     MG_CLI_OPTION_LONGOPTS,
@@ -899,6 +1003,7 @@ static int bench_option(void *ctx, int code, const char *flag, const char *val, 
     case B_LIST: o->list = 1; return 0;
     case B_NO_FLUSH: o->no_flush = 1; return 0;
     case B_COMMIT: o->commit = val; return 0;
+    case B_DISPATCH: o->dispatch = val; return 0;
     case B_NCU_REGEX: o->ncu_regex = val; return 1;
     case 'h': o->help = 1; return 1;
     case 'V': o->version = 1; return 1;
@@ -948,6 +1053,10 @@ int main(int argc, char **argv) {
         return MG_EXIT_OK;
     }
     if (o.ncu_regex) return print_ncu_regex(o.ncu_regex);
+    if (o.dispatch && mg_dispatch_load(o.dispatch) != MG_OK) {
+        fprintf(stderr, "maxgemm_bench: --dispatch: %s\n", mg_last_error());
+        return MG_EXIT_USAGE;
+    }
 
     mg_matrix *mx = (mg_matrix *)malloc(sizeof *mx);
     char err[512];
@@ -976,20 +1085,37 @@ int main(int argc, char **argv) {
     int warmup = o.quick ? (mx->warmup < 1 ? mx->warmup : 1) : mx->warmup;
 
     if (o.list) {
-        char label[160], why[160];
+        char label[160], why[300];
         int nrun = 0;
+        /* the launch plans compared (option variants) as this GPU's, or without one as an H200's (sm_90, 132 SMs) */
+        env le;
+        memset(&le, 0, sizeof le);
+        le.opt = o.opt;
+        mg_device ldev = {0, 90, 132, ""};
+        int nd = 0;
+        struct cudaDeviceProp lprop;
+        if (cudaGetDeviceCount(&nd) == cudaSuccess && nd > 0 && cudaGetDeviceProperties(&lprop, 0) == cudaSuccess) {
+            ldev.sm = lprop.major * 10 + lprop.minor;
+            ldev.num_sms = lprop.multiProcessorCount;
+        }
+        cudaGetLastError();
+        plan_memo lmemo = {NULL, 0, 0};
+        double est = 0.0;
         for (int i = 0; i < nrows; i++) {
             row_label(&rows[i], label, sizeof label);
             const char *skip = precheck(&rows[i], 0, why, sizeof why);
+            const mg_options ro = row_options(&le, &rows[i]);
+            if (!skip && same_plan(&lmemo, &rows[i], &ldev, &ro, why, sizeof why) != PLAN_NEW) skip = why;
             printf("[%d/%d] %s%s%s\n", i + 1, nrows, label, skip ? " ... skipped: " : "", skip ? skip : "");
             nrun += !skip;
+            if (!skip) est += guess_row_s(&rows[i], 0, !o.no_flush, warmup, samples);
         }
-        double est = 0.0;
+        free(lmemo.v);
         char tb[32];
-        for (int i = 0; i < nrows; i++) est += guess_row_s(&rows[i], 0, !o.no_flush, warmup, samples);
         printf("%d rows (%d to run, %d skipped), %d samples each after %d warm-up runs, seed %llu; roughly %s on an "
-               "H200 (a model of each row, not a measurement)\n", nrows, nrun, nrows - nrun, samples, warmup,
-               (unsigned long long)mx->seed, hms(est, tb, sizeof tb));
+               "H200 (a model of each row, not a measurement); launch plans compared for sm_%d with %d SMs\n", nrows,
+               nrun, nrows - nrun, samples, warmup, (unsigned long long)mx->seed, hms(est, tb, sizeof tb), ldev.sm,
+               ldev.num_sms);
         free(rows);
         free(mx);
         return 0;
@@ -1044,6 +1170,37 @@ int main(int argc, char **argv) {
             e.date[0] = '\0';
     }
     e.opt = o.opt;
+    {
+        /* Option variants ('variants') whose launch plan on this GPU is the same as an earlier variant's of the kernel
+         * measure nothing new: they are left out before the run (--list shows each one and why). */
+        plan_memo pm = {NULL, 0, 0};
+        const mg_device pdev = {dev, e.sm, e.num_sms, ""};
+        int w = 0, left_out = 0, failed = -1;   /* failed: the row whose variant's plan failed last (it is kept) */
+        char why[300];
+        for (int i = 0; i < nrows; i++) {
+            const mgm_row *r = &rows[i];
+            const mg_options ro = row_options(&e, r);
+            if (r->kind == MGM_KERNEL && r->opt.set && !r->exempt_limit && !precheck(r, e.sm, why, sizeof why)) {
+                const int sp = same_plan(&pm, r, &pdev, &ro, why, sizeof why);
+                /* of a kernel's variants whose plans fail on a problem, the first stays (skipped, saying why) */
+                const mgm_row *f = failed >= 0 ? &rows[failed] : NULL;
+                const int again = sp == PLAN_FAILS && f && f->kernel == r->kernel && f->shape_order == r->shape_order &&
+                                  f->prec == r->prec && f->max_dim == r->max_dim;
+                if (sp == PLAN_SAME || again) {
+                    left_out++;
+                    continue;
+                }
+                if (sp == PLAN_FAILS) failed = w;
+            }
+            rows[w++] = rows[i];
+        }
+        free(pm.v);
+        nrows = w;
+        if (left_out)
+            fprintf(stderr, "maxgemm_bench: %d option variants left out: the same launch plan as an earlier variant of "
+                            "their kernel and problem on this GPU, or a plan that fails as an earlier one did\n",
+                    left_out);
+    }
     if (cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) != cudaSuccess ||
         mg_timer_create(&e.timer, !o.no_flush, e.stream) != MG_OK) {
         fprintf(stderr, "maxgemm_bench: cannot create the stream or the timer: %s\n", mg_last_error());
@@ -1069,6 +1226,7 @@ int main(int argc, char **argv) {
     inputs in;
     memset(&in, 0, sizeof in);
     baselines bl = {NULL, 0, 0};
+    plan_memo memo = {NULL, 0, 0};
     int counts[4] = {0, 0, 0, 0}, aborted = 0;
     struct timespec t0, t1;
     /* progress: elapsed and an estimate of what is left, from a per-row guess (guess_row_s) scaled by how long the
@@ -1108,7 +1266,7 @@ int main(int argc, char **argv) {
             case MGM_BARE_WRITE: run_bare_write(&e, row, warmup, samples, &bl, &r); break;
             case MGM_SPLIT_W:
             case MGM_SPLIT_X: run_split(&e, row, warmup, samples, &r); break;
-            case MGM_KERNEL: run_kernel(&e, row, mx, &in, warmup, samples, &bl, &r); break;
+            case MGM_KERNEL: run_kernel(&e, row, mx, &in, warmup, samples, &bl, &memo, &r); break;
             }
             if (r.status == ST_ERROR) {
                 /* A sticky error (illegal address, trap) poisons the context: every later call fails. Detect it
@@ -1148,6 +1306,7 @@ int main(int argc, char **argv) {
     clock_gettime(CLOCK_MONOTONIC, &t1);
     inputs_free(&in);
     free(bl.v);
+    free(memo.v);
     fclose(csv);
     double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     fprintf(stderr, "maxgemm_bench: %d ok, %d skipped, %d FAILED, %d errors in %.1f s -> %s\n", counts[ST_OK],

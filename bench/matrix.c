@@ -7,6 +7,7 @@
  * offending token with non-printable bytes replaced, so a message never carries raw binary.
  */
 #include "matrix.h"
+#include "textscan.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -30,7 +31,7 @@ typedef struct pctx {
     char *err;
     size_t errlen;
     /* first line of each once-only directive (0 = not seen) */
-    int seen_samples, seen_quick, seen_warmup, seen_seed, seen_ceilings, seen_copy;
+    int seen_samples, seen_quick, seen_warmup, seen_seed, seen_ceilings, seen_copy, seen_variants, seen_prune;
 } pctx;
 
 static int perr(pctx *c, const char *fmt, ...)
@@ -39,29 +40,15 @@ static int perr(pctx *c, const char *fmt, ...)
 #endif
     ;
 static int perr(pctx *c, const char *fmt, ...) {
-    if (c->err && c->errlen) {
-        int n = snprintf(c->err, c->errlen, "%s:%d: ", c->fname ? c->fname : "<matrix>", c->line);
-        if (n >= 0 && (size_t)n < c->errlen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
-            va_end(ap);
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    mg_text_verr(c->err, c->errlen, c->fname ? c->fname : "<matrix>", c->line, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
 /* A printable copy of a token for messages (at most 40 bytes, non-printables as '?'). */
-static const char *show(tok t, char buf[48]) {
-    size_t n = t.n < 40 ? t.n : 40, i;
-    for (i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)t.p[i];
-        buf[i] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
-    }
-    if (t.n > 40) { buf[n++] = '.'; buf[n++] = '.'; buf[n++] = '.'; }
-    buf[n] = '\0';
-    return buf;
-}
+static const char *show(tok t, char buf[48]) { return mg_text_show(t.p, t.n, buf); }
 
 static int tok_is(tok t, const char *word) {
     size_t n = strlen(word);
@@ -160,6 +147,53 @@ static int want_args(pctx *c, const tok *t, int nt, int lo, int hi) {
     return 0;
 }
 
+/* variants KEY=V1,V2 ...: every combination of the values, into mx->variants (keys in the order given, values too). */
+static int parse_variants(pctx *c, mg_matrix *mx, const tok *t, int nt) {
+    char b[48];
+    int keys[MG_OPTKEY_COUNT], nvals[MG_OPTKEY_COUNT], vals[MG_OPTKEY_COUNT][MG_OPTKEY_MAX_VALUES];
+    unsigned seen = 0;
+    long total = 1;
+    for (int i = 0; i < nt; i++) {
+        const char *eq = memchr(t[i].p, '=', t[i].n);
+        const int key = eq ? mg_optkey_find(t[i].p, (size_t)(eq - t[i].p)) : -1;
+        if (key < 0) {
+            char keys_[160] = "";
+            for (int k = 0; k < MG_OPTKEY_COUNT; k++)
+                snprintf(keys_ + strlen(keys_), sizeof keys_ - strlen(keys_), "%s%s", k ? ", " : "", mg_optkey_name(k));
+            return perr(c, "variants: '%s' is not KEY=V1,V2,... with a KEY of %s", show(t[i], b), keys_);
+        }
+        if (seen & (1u << key)) return perr(c, "variants: key '%s' given twice", mg_optkey_name(key));
+        seen |= 1u << key;
+        keys[i] = key;
+        nvals[i] = 0;
+        const char *p = eq + 1, *end = t[i].p + t[i].n;
+        while (p <= end) {
+            const char *comma = memchr(p, ',', (size_t)(end - p));
+            const char *q = comma ? comma : end;
+            const int v = mg_optkey_value(key, p, (size_t)(q - p));
+            if (v < 0) return perr(c, "variants: '%s': unknown value for %s", show(t[i], b), mg_optkey_name(key));
+            for (int j = 0; j < nvals[i]; j++)
+                if (vals[i][j] == v) return perr(c, "variants: '%s': a value given twice", show(t[i], b));
+            vals[i][nvals[i]++] = v;   /* at most the key's value count: duplicates are refused above */
+            if (!comma) break;
+            p = comma + 1;
+        }
+        total *= nvals[i];
+    }
+    if (total > MGM_MAX_VARIANTS) return perr(c, "variants: %ld combinations (at most %d)", total, MGM_MAX_VARIANTS);
+    mx->nvariants = (int)total;
+    for (int v = 0; v < mx->nvariants; v++) {
+        mg_optset *o = &mx->variants[v];
+        memset(o, 0, sizeof *o);
+        for (int i = nt - 1, rest = v; i >= 0; i--) {   /* the last key varies fastest */
+            o->set |= 1u << keys[i];
+            o->val[keys[i]] = vals[i][rest % nvals[i]];
+            rest /= nvals[i];
+        }
+    }
+    return 0;
+}
+
 static int directive(pctx *c, mg_matrix *mx, const tok *t, int nt, int *seen_kernels, int *seen_prec, int *seen_md) {
     char b[48];
     long long v;
@@ -225,7 +259,7 @@ static int directive(pctx *c, mg_matrix *mx, const tok *t, int nt, int *seen_ker
         if (parse_kernel(c, t[1], &l->kernel) || parse_double(c, t[2], "GFLOP", 0.0, 1e12, &l->gflop)) return -1;
         mx->nlimits++;
     } else if (tok_is(t[0], "row")) {
-        if (want_args(c, t, nt, 6, 6)) return -1;
+        if (want_args(c, t, nt, 6, 6 + MG_OPTKEY_COUNT)) return -1;
         if (mx->nrows >= MGM_MAX_ROWS) return perr(c, "more than %d explicit rows", MGM_MAX_ROWS);
         mgm_explicit *r = &mx->rows[mx->nrows];
         r->kernel = -1;   /* 'auto': the library picks, as mg_plan_create with MG_KERNEL_AUTO */
@@ -236,7 +270,17 @@ static int directive(pctx *c, mg_matrix *mx, const tok *t, int nt, int *seen_ker
         if (parse_prec(c, t[2], &r->prec) || parse_max_dim(c, t[3], &r->max_dim) ||
             parse_shape(c, t + 4, &r->m, &r->n, &r->k))
             return -1;
+        memset(&r->opt, 0, sizeof r->opt);
+        char oerr[256];
+        for (int i = 7; i < nt; i++)
+            if (mg_optset_parse_item(t[i].p, t[i].n, &r->opt, oerr, sizeof oerr)) return perr(c, "row: %s", oerr);
         mx->nrows++;
+    } else if (tok_is(t[0], "prune")) {
+        if (want_args(c, t, nt, 1, 1) || once(c, &c->seen_prune, "prune")) return -1;
+        if (parse_double(c, t[1], "prune", 1.0, 1000.0, &mx->prune)) return -1;
+    } else if (tok_is(t[0], "variants")) {
+        if (want_args(c, t, nt, 1, MG_OPTKEY_COUNT) || once(c, &c->seen_variants, "variants")) return -1;
+        if (parse_variants(c, mx, t + 1, nt - 1)) return -1;
     } else if (tok_is(t[0], "shortcut")) {
         if (want_args(c, t, nt, 3, 4)) return -1;
         if (mx->nshortcuts >= MGM_MAX_SHORTCUTS) return perr(c, "more than %d shortcut lines", MGM_MAX_SHORTCUTS);
@@ -255,7 +299,7 @@ static int directive(pctx *c, mg_matrix *mx, const tok *t, int nt, int *seen_ker
         mx->copy_mib = v;
     } else {
         return perr(c, "unknown directive '%s' (samples, quick_samples, warmup, seed, kernels, precisions, max_dims, "
-                       "shape, limit, row, shortcut, ceilings, copy_mib)", show(t[0], b));
+                       "shape, limit, row, variants, prune, shortcut, ceilings, copy_mib)", show(t[0], b));
     }
     return 0;
 }
@@ -425,6 +469,9 @@ static int row_cmp(const void *pa, const void *pb) {
     /* kernel 0 first (the baseline), then by id, auto (-1) last */
     int ka = a->kernel < 0 ? 0x7fffffff : a->kernel, kb = b->kernel < 0 ? 0x7fffffff : b->kernel;
     CMP(ka, kb);
+    /* a kernel's option variants: fewer keys set first, then by value (0, auto, first) */
+    CMP(a->opt.set, b->opt.set);
+    for (int i = 0; i < MG_OPTKEY_COUNT; i++) CMP(a->opt.val[i], b->opt.val[i]);
     /* duplicates: the runnable one (no static skip) first, so dedup keeps it */
     CMP(a->skip[0] != '\0', b->skip[0] != '\0');
     return 0;
@@ -433,7 +480,8 @@ static int row_cmp(const void *pa, const void *pb) {
 
 static int same_row(const mgm_row *a, const mgm_row *b) {
     return a->kind == b->kind && a->kernel == b->kernel && a->prec == b->prec && a->max_dim == b->max_dim &&
-           a->shortcut == b->shortcut && a->m == b->m && a->n == b->n && a->k == b->k;
+           a->shortcut == b->shortcut && a->m == b->m && a->n == b->n && a->k == b->k && a->opt.set == b->opt.set &&
+           memcmp(a->opt.val, b->opt.val, sizeof a->opt.val) == 0;
 }
 
 int mg_matrix_expand(const mg_matrix *mx, const mgm_kernel_info *known, int nknown, int only_kernel,
@@ -487,16 +535,18 @@ int mg_matrix_expand(const mg_matrix *mx, const mgm_kernel_info *known, int nkno
         int order = shape_order(sm, sh->m, sh->n, sh->k);
         for (int p = 0; p < mx->nprec; p++)
             for (int d = 0; d < mx->nmd; d++)
-                for (int i = 0; i < nids; i++) {
-                    memset(&r, 0, sizeof r);
-                    r.kind = MGM_KERNEL;
-                    r.kernel = ids[i];
-                    r.prec = mx->precs[p];
-                    r.max_dim = mx->max_dims[d];
-                    r.m = sh->m; r.n = sh->n; r.k = sh->k;
-                    r.shape_order = order;
-                    if (push(&rv, &r)) goto oom;
-                }
+                for (int i = 0; i < nids; i++)
+                    for (int v = 0; v < (ids[i] != 0 && mx->nvariants ? mx->nvariants : 1); v++) {
+                        memset(&r, 0, sizeof r);
+                        r.kind = MGM_KERNEL;
+                        r.kernel = ids[i];
+                        r.prec = mx->precs[p];
+                        r.max_dim = mx->max_dims[d];
+                        r.m = sh->m; r.n = sh->n; r.k = sh->k;
+                        r.shape_order = order;
+                        if (ids[i] != 0 && mx->nvariants) r.opt = mx->variants[v];
+                        if (push(&rv, &r)) goto oom;
+                    }
     }
     /* explicit rows */
     for (int i = 0; i < mx->nrows; i++) {
@@ -507,6 +557,7 @@ int mg_matrix_expand(const mg_matrix *mx, const mgm_kernel_info *known, int nkno
         r.prec = e->prec;
         r.max_dim = e->max_dim;
         r.m = e->m; r.n = e->n; r.k = e->k;
+        r.opt = e->opt;
         r.exempt_limit = 1;
         r.shape_order = shape_order(sm, e->m, e->n, e->k);
         if (push(&rv, &r)) goto oom;
@@ -560,16 +611,25 @@ int mg_matrix_expand(const mg_matrix *mx, const mgm_kernel_info *known, int nkno
         mgm_row b = *a;
         b.kernel = 0;
         b.shortcut = 0;
+        memset(&b.opt, 0, sizeof b.opt);   /* the baseline runs with the command line's options */
         b.exempt_limit = 1;
         b.skip[0] = '\0';
         if (push(&rv, &b)) goto oom;
     }
     for (int i = 0; i < rv.n; i++) static_skip(mx, known, nknown, &rv.v[i]);
     if (rv.n > 1) qsort(rv.v, (size_t)rv.n, sizeof *rv.v, row_cmp);
-    /* dedup (sorted: equal rows are adjacent, the runnable one first) */
+    /* dedup (sorted: equal rows are adjacent, the runnable one first); of a kernel's option variants that are all
+     * skipped for the same static reason (a precision it does not claim, a limit), the first stands for the rest */
     int w = 0;
-    for (int i = 0; i < rv.n; i++)
-        if (w == 0 || !same_row(&rv.v[w - 1], &rv.v[i])) rv.v[w++] = rv.v[i];
+    for (int i = 0; i < rv.n; i++) {
+        if (w > 0 && same_row(&rv.v[w - 1], &rv.v[i])) continue;
+        if (w > 0 && rv.v[i].skip[0] && rv.v[i].opt.set && strcmp(rv.v[w - 1].skip, rv.v[i].skip) == 0 &&
+            rv.v[w - 1].kernel == rv.v[i].kernel && rv.v[w - 1].shape_order == rv.v[i].shape_order &&
+            rv.v[w - 1].prec == rv.v[i].prec && rv.v[w - 1].max_dim == rv.v[i].max_dim &&
+            rv.v[w - 1].shortcut == rv.v[i].shortcut)
+            continue;
+        rv.v[w++] = rv.v[i];
+    }
     rv.n = w;
     free(sm);
     *rows = rv.v;

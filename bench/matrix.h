@@ -9,12 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "optkeys.h"   /* the launch options as KEY=VALUE (src/optkeys.h: pure C, no CUDA) */
+
 #define MGM_MAX_KERNELS   64     /* kernel ids listed in 'kernels' */
 #define MGM_MAX_SHAPES    256
 #define MGM_MAX_LIMITS    64
 #define MGM_MAX_ROWS      1024   /* explicit 'row' lines */
 #define MGM_MAX_SHORTCUTS 64
 #define MGM_MAX_EXPANDED  400000 /* rows after expansion (a guard against absurd matrices) */
+#define MGM_MAX_VARIANTS  256    /* option combinations of 'variants' */
 #define MGM_MAX_DIM       2147483647LL   /* M, N, K fit the library's int problem sizes */
 
 /* Precisions, numbered as mg_precision in src/maxgemm.h (checked there by a static assert in bench.c). */
@@ -22,7 +25,11 @@ enum { MGM_FP32 = 0, MGM_TF32 = 1, MGM_BF16 = 2, MGM_NPREC = 3 };
 
 typedef struct mgm_shape { int64_t m, n, k; int line; } mgm_shape;
 typedef struct mgm_limit { int kernel; double gflop; } mgm_limit;
-typedef struct mgm_explicit { int kernel /* -1 = auto */, prec, max_dim; int64_t m, n, k; } mgm_explicit;
+typedef struct mgm_explicit {
+    int kernel /* -1 = auto */, prec, max_dim;
+    int64_t m, n, k;
+    mg_optset opt;                   /* its KEY=VALUE options (none set: the command line's) */
+} mgm_explicit;
 typedef struct mgm_shortcut { int64_t m, n, k; int kernel; /* -1 = auto */ } mgm_shortcut;
 
 typedef struct mg_matrix {
@@ -36,8 +43,12 @@ typedef struct mg_matrix {
     int nlimits; mgm_limit limits[MGM_MAX_LIMITS];
     int nrows; mgm_explicit rows[MGM_MAX_ROWS];
     int nshortcuts; mgm_shortcut shortcuts[MGM_MAX_SHORTCUTS];
+    /* 'variants': every combination of the listed option values; each sweep row of a kernel other than 0 is run once
+     * per combination (0: once, with the command line's options) */
+    int nvariants; mg_optset variants[MGM_MAX_VARIANTS];
     int has_ceilings; int64_t ceil_m, ceil_n, ceil_k;
     int64_t copy_mib;
+    double prune;                    /* 'prune X': skip a kernel row slower than X times its group's kernel 0 (0: off) */
 } mg_matrix;
 
 /* What a row measures. */
@@ -62,6 +73,7 @@ typedef struct mgm_row {
     int64_t m, n, k;
     int shape_order;     /* groups rows of one shape together, in the order shapes first appear */
     int exempt_limit;    /* explicit 'row': not subject to 'limit' */
+    mg_optset opt;       /* the options the row sets over the command line's (a 'row' line's, or a variant) */
     char skip[96];       /* non-empty: skipped at expansion time, and why */
 } mgm_row;
 

@@ -348,7 +348,7 @@ class FakeLib:
         return L.PlanDesc(1024, 8192, 8192, 1, 0, -1, 1)
 
     def mg_options_default(self):
-        return L.Options(0, 0, 0, 0, 1, 3, 0)
+        return L.Options(0, 0, 0, 0, 1, 3, 0, 0)
 
     def mg_plan_create(self, handle_ref, desc_ref):
         d = desc_ref._obj

@@ -14,6 +14,7 @@
  */
 #include "check.h"
 #include "cli_args.h"
+#include "dispatch.h"
 #include "gpu_util.h"
 #include "maxgemm.h"
 #include "mg_kernel.h"
@@ -71,9 +72,13 @@ static int list_csv(const char *path, int sm) {
 
 static int cmd_list(const mg_cli_args *a) {
     int sm = 0, ndev = 0;
+    char gpu[256] = "";
     if (cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0) {
         struct cudaDeviceProp prop;
-        if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) sm = prop.major * 10 + prop.minor;
+        if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+            sm = prop.major * 10 + prop.minor;
+            snprintf(gpu, sizeof gpu, "%s", prop.name);
+        }
     } else {
         cudaGetLastError();
     }
@@ -100,6 +105,14 @@ static int cmd_list(const mg_cli_args *a) {
         printf("  %-14s %-5s %4d %4d %4d %6d %9d %7d\n", t->kernel, t->precision, t->bm, t->bn, t->bk, t->stages,
                t->consumers, t->cluster);
     }
+    printf("\ndispatch tables compiled in (tile_configs/dispatch/: what auto runs per GPU, precision, max_dim and M):\n");
+    for (int i = 0; i < mg_dispatch_builtin_count; i++) {
+        const mg_dispatch_table *t = &mg_dispatch_builtin[i];
+        printf("  %s: %d rows, for", t->file, t->nrows);
+        for (int g = 0; g < t->ngpus; g++) printf("%s '%s'", g ? "," : "", t->gpus[g]);
+        printf("%s\n", mg_dispatch_names_gpu(t, gpu) ? " (this GPU)" : "");
+    }
+    if (mg_dispatch_builtin_count == 0) printf("  none: auto follows the registry's rule on every GPU\n");
     if (sm == 90) printf("\nthis GPU: sm_90 (the build targets sm_90a: every kernel can run)\n");
     else if (sm) printf("\nthis GPU: sm_%d: the build targets sm_90a only (-gencode arch=compute_90a,code=sm_90a), so NO "
                         "kernel's device code can run here; rebuild with GENCODE for this GPU (the wgmma kernels need "
@@ -290,6 +303,11 @@ static long long shortcut_rows_left(const void *x, const void *W, const void *b,
 }
 
 static int cmd_run(const mg_cli_args *a) {
+    /* --dispatch: checked first, GPU or not (a malformed table is a usage error naming its line) */
+    if (a->dispatch_path && mg_dispatch_load(a->dispatch_path) != MG_OK) {
+        fprintf(stderr, "maxgemm: --dispatch: %s\n", mg_last_error());
+        return MG_EXIT_USAGE;
+    }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         cudaGetLastError();
@@ -358,6 +376,12 @@ static int cmd_run(const mg_cli_args *a) {
         printf("  plan%s: %s\n", sc_on ? " (when rows are left to compute)" : "", plan_line);
     else
         plan_line[0] = '\0';   /* the forward below reports why planning failed */
+    if (a->kernel == MG_KERNEL_AUTO) {
+        char where[300];
+        mg_plan_dispatch_where(plan, m, where, sizeof where);
+        printf("  auto: %s%s\n", where[0] ? "dispatch table row " : "the registry's rule (no dispatch-table row for this "
+                                                                     "GPU, precision, max_dim and M)", where);
+    }
 
     /* Correctness before timing: poison, run once, compare with the fp64 GPU reference. */
     int pass = 1;

@@ -189,7 +189,7 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     if (!opt) return fail(err, errlen, "internal error: no options struct");
     if (!flag) flag = "option";
     const int needs = code == MG_CLI_OPT_TILES || code == MG_CLI_OPT_MIXED_PANELS || code == MG_CLI_OPT_REM_SPLIT ||
-                      code == MG_CLI_OPT_SHORTCUT_MODE || code == MG_CLI_OPT_STREAMK;
+                      code == MG_CLI_OPT_SHORTCUT_MODE || code == MG_CLI_OPT_STREAMK || code == MG_CLI_OPT_SPLITS;
     if (needs && (!val || !*val)) return fail(err, errlen, "option %s needs a value", flag);
     switch (code) {
     case MG_CLI_OPT_TILES: {
@@ -229,6 +229,12 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         return 0;
     }
     case MG_CLI_OPT_VERBOSE: opt->verbose = 1; return 0;
+    case MG_CLI_OPT_SPLITS: {
+        int64_t v = 0;
+        if (int_opt(flag, val, 0, MG_SPLITS_MAX, "the split-K factor", &v, err, errlen)) return -1;
+        opt->splits = (int)v;
+        return 0;
+    }
     default: return fail(err, errlen, "internal error: %s is not a library option (code %d)", flag, code);
     }
 }
@@ -285,6 +291,8 @@ static const char USAGE_RUN[] =
     "      --no-shortcut                         max_dim 1: full compute instead of the certified short-circuit\n"
     "      --no-flush                            keep the L2 warm between samples (default: flushed before each)\n"
     "      --no-baseline                         do not plan or run kernel 0 (sanitizer and Nsight runs)\n"
+    "      --dispatch FILE                       auto follows this dispatch table instead of the compiled-in ones\n"
+    "                                            (tile_configs/README.md); /dev/null: the registry's rule\n"
     "      --csv FILE                            append one row (the header when the file is empty); 'pass' is\n"
     "                                            1 or 0 with --check and empty without\n" MG_CLI_OPTION_HELP
     "  -h, --help                                this text\n"
@@ -321,7 +329,7 @@ int mg_cli_exit_code(mg_status st, int check_failed) {
     }
 }
 
-enum { O_KERNEL = 0x100, O_NO_SHORTCUT, O_NO_FLUSH, O_NO_BASELINE, O_CSV };
+enum { O_KERNEL = 0x100, O_NO_SHORTCUT, O_NO_FLUSH, O_NO_BASELINE, O_CSV, O_DISPATCH };
 
 static const struct option run_longopts[] = {
     {"kernel", required_argument, NULL, O_KERNEL},
@@ -338,6 +346,7 @@ static const struct option run_longopts[] = {
     {"no-flush", no_argument, NULL, O_NO_FLUSH},
     {"no-baseline", no_argument, NULL, O_NO_BASELINE},
     {"csv", required_argument, NULL, O_CSV},
+    {"dispatch", required_argument, NULL, O_DISPATCH},
     {"help", no_argument, NULL, 'h'},
     MG_CLI_OPTION_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -402,6 +411,7 @@ static int run_option(void *ctx, int code, const char *o, const char *val, char 
     case O_NO_FLUSH: a->flush_l2 = 0; return 0;
     case O_NO_BASELINE: a->baseline = 0; return 0;
     case O_CSV: a->csv_path = val; return 0;
+    case O_DISPATCH: a->dispatch_path = val; return 0;
     case 'h':
         a->command = MG_CMD_HELP;
         a->help_for = MG_CMD_RUN;

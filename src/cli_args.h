@@ -20,6 +20,8 @@
  *       --no-shortcut             max_dim 1: full compute instead of the certified short-circuit
  *       --no-flush                keep the L2 warm between samples
  *       --no-baseline             do not plan or run kernel 0
+ *       --dispatch FILE           auto follows this dispatch table (mg_dispatch_load; tile_configs/README.md)
+ *                                 instead of the compiled-in ones; /dev/null: the registry's rule
  *       --csv FILE                append one row (header written when the file is empty; a file whose first line is
  *                                 another header is refused, exit 2). Scripts read it by column name: 'pass' is 1 or
  *                                 0 with --check and EMPTY when not checked; 'gemm' is 0 when the certified short-
@@ -34,6 +36,7 @@
  *       --rem-split auto|off|force            kernel 4, max_dim 1: the leftover columns split along K
  *       --no-pdl                              launch the finalize without programmatic dependent launch
  *       --shortcut-mode graph|poll|sync|tail  how the max_dim 1 short-circuit learns its count (default tail)
+ *       --splits S                            kernel 8's split-K factor 1..16, 0 = its policy (default)
  *   -v, --verbose                             the library prints every launch plan to stderr
  *   -h, --help                                run's usage
  *
@@ -82,6 +85,8 @@ typedef struct mg_cli_args {
     int flush_l2;           /* 0 with --no-flush (default 1) */
     int baseline;           /* 0 with --no-baseline: kernel 0 is not timed (default 1) */
     const char *csv_path;   /* run / list --csv FILE (points into argv), NULL if absent */
+    const char *dispatch_path; /* run --dispatch FILE: the dispatch table auto follows (mg_dispatch_load), NULL: the
+                             * compiled-in ones */
     mg_options opt;         /* the library's options: mg_options_default() changed by the option flags */
 } mg_cli_args;
 
@@ -109,6 +114,7 @@ enum {
     MG_CLI_OPT_SHORTCUT_MODE,
     MG_CLI_OPT_VERBOSE,
     MG_CLI_OPT_STREAMK,
+    MG_CLI_OPT_SPLITS,
     MG_CLI_OPT_END
 };
 #define MG_CLI_OPTION_LONGOPTS                                                                                     \
@@ -117,7 +123,7 @@ enum {
         {"mixed-panels", required_argument, NULL, MG_CLI_OPT_MIXED_PANELS},                                        \
         {"rem-split", required_argument, NULL, MG_CLI_OPT_REM_SPLIT}, {"no-pdl", no_argument, NULL, MG_CLI_OPT_NO_PDL}, \
         {"shortcut-mode", required_argument, NULL, MG_CLI_OPT_SHORTCUT_MODE},                                      \
-        {"verbose", no_argument, NULL, MG_CLI_OPT_VERBOSE}
+        {"verbose", no_argument, NULL, MG_CLI_OPT_VERBOSE}, {"splits", required_argument, NULL, MG_CLI_OPT_SPLITS}
 /* Their lines of --help. */
 #define MG_CLI_OPTION_HELP                                                                                         \
     "library options (mg_options; every plan of the run gets them, kernel 0's included):\n"                        \
@@ -132,6 +138,8 @@ enum {
     "      --no-pdl                              launch the finalize without programmatic dependent launch\n"          \
     "      --shortcut-mode graph|poll|sync|tail  how the max_dim 1 short-circuit learns whether rows are left to\n"    \
     "                                            compute (default tail; src/shortcut.h)\n"                             \
+    "      --splits S                            kernel 8's split-K factor, 1..16 (clamped to what its plan allows);\n" \
+    "                                            0 = its policy (default; src/swapab_policy.h)\n"                      \
     "  -v, --verbose                             the library prints every launch plan to stderr when it makes it\n"
 /* Applies one of them: code from MG_CLI_OPTION_LONGOPTS, flag the option as typed (for messages, e.g. "--tiles"),
  * val its value (NULL for the switches). Returns 0, or -1 with a message naming the flag (opt unchanged). */

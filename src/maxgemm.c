@@ -11,6 +11,7 @@
  * cached CUDA graphs keep the host out of it (run_shortcut; the modes are in shortcut.h): classify alone in a host
  * graph that tail-launches a device graph (full path, scatter) only when count > 0, or classify -> IF count > 0.
  */
+#include "dispatch.h"
 #include "maxgemm.h"
 #include "mg_kernel.h"
 #include "reference.h"
@@ -59,6 +60,7 @@ mg_options mg_options_default(void) {
     o.pdl = 1;
     o.shortcut_mode = MG_SHORTCUT_DEFAULT;
     o.verbose = 0;
+    o.splits = 0;
     return o;
 }
 
@@ -89,6 +91,8 @@ static mg_status check_options(const mg_options *o) {
     if (o->pdl != 0 && o->pdl != 1) return mg_set_error(MG_ERR_INVALID_ARG, "options.pdl = %d (0 or 1)", o->pdl);
     if (o->verbose != 0 && o->verbose != 1)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.verbose = %d (0 or 1)", o->verbose);
+    if (o->splits < 0 || o->splits > MG_SPLITS_MAX)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.splits = %d (0 auto, 1 .. %d)", o->splits, MG_SPLITS_MAX);
     if (o->shortcut_mode < 0 || o->shortcut_mode >= MG_SHORTCUT_MODE_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.shortcut_mode = %d (0 graph, 1 poll, 2 sync, 3 tail)",
                             o->shortcut_mode);
@@ -138,9 +142,11 @@ static mg_status validate_desc(const mg_plan_desc *d, mg_problem *p) {
     return MG_OK;
 }
 
-static mg_status pick_kernel(const mg_plan_desc *d, const mg_problem *p, int sm, const mg_kernel **out) {
+/* auto: the dispatch table's row for the plan's M (t: this GPU's rows, src/dispatch.h), else the registry's rule. */
+static mg_status pick_kernel(const mg_plan_desc *d, const mg_problem *p, int sm, const mg_dispatch_table *t,
+                             const mg_kernel **out) {
     if (d->kernel == MG_KERNEL_AUTO) {
-        const mg_kernel *k = mg_registry_auto(p, sm);
+        const mg_kernel *k = mg_dispatch_auto(t, p, sm, NULL);
         if (!k)
             return mg_set_error(MG_ERR_UNSUPPORTED, "no built kernel supports %s on sm_%d", mg_precision_name(p->prec), sm);
         *out = k;
@@ -185,7 +191,10 @@ static mg_status get_launch_plan(mg_plan *pl, const mg_problem *p, const mg_laun
     memset(lp, 0, sizeof *lp);
     lp->p = *p;
     victim->used = 0;
-    mg_status st = pl->runner->plan(p, &pl->dev, &pl->opt, lp);
+    /* the options: the user's, and where the user left one at auto, the dispatch row for this batch size's */
+    mg_options opt = pl->opt;
+    const mg_dispatch_row *drow = mg_dispatch_options(&pl->dispatch, pl->kernel, p, &opt);
+    mg_status st = pl->runner->plan(p, &pl->dev, &opt, lp);
     if (st != MG_OK) return st;
     if (lp->partial_rows < 1 || lp->partial_rows > pl->partial_rows || lp->ws_bytes > pl->ws_bytes ||
         (lp->rem_chunks > 0 && (p->max_dim != 1 || lp->rem_cols < 1 || lp->rem_cols > 8 ||
@@ -195,9 +204,17 @@ static mg_status get_launch_plan(mg_plan *pl, const mg_problem *p, const mg_laun
                             "(bound %zu), remainder %d x %d at %zu: outside its bounds", pl->kernel->name,
                             lp->partial_rows, pl->partial_rows, lp->ws_bytes, pl->ws_bytes, lp->rem_cols,
                             lp->rem_chunks, lp->rem_offset);
-    if (pl->opt.verbose)
-        fprintf(stderr, "maxgemm: kernel %d (%s) %s M=%d N=%d K=%d max_dim %d: %s\n", pl->kernel->id, pl->kernel->name,
-                mg_precision_name(p->prec), p->m, p->n, p->k, p->max_dim, lp->summary);
+    if (pl->opt.verbose) {
+        char from[512] = "";
+        if (drow) {
+            char where[300], opts[96];
+            mg_dispatch_where(&pl->dispatch, drow, where, sizeof where);
+            mg_optset_format(&drow->opt, opts, sizeof opts);
+            snprintf(from, sizeof from, " [dispatch %s: %s]", where, opts);
+        }
+        fprintf(stderr, "maxgemm: kernel %d (%s) %s M=%d N=%d K=%d max_dim %d: %s%s\n", pl->kernel->id, pl->kernel->name,
+                mg_precision_name(p->prec), p->m, p->n, p->k, p->max_dim, lp->summary, from);
+    }
     victim->used = 1;
     victim->stamp = ++pl->lp_clock;
     *out = lp;
@@ -226,7 +243,9 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     CUDA_OR(st, cudaGetDeviceProperties(&prop, pl->dev.ordinal));
     pl->dev.sm = prop.major * 10 + prop.minor;
     pl->dev.num_sms = prop.multiProcessorCount;
-    if ((st = pick_kernel(desc, &p, pl->dev.sm, &pl->kernel)) != MG_OK) goto fail;
+    snprintf(pl->dev.name, sizeof pl->dev.name, "%s", prop.name);
+    if (desc->kernel == MG_KERNEL_AUTO) mg_dispatch_copy(pl->dev.name, p.prec, p.max_dim, &pl->dispatch);
+    if ((st = pick_kernel(desc, &p, pl->dev.sm, &pl->dispatch, &pl->kernel)) != MG_OK) goto fail;
     pl->runner = pl->kernel->ops;
 
     /* Buffers: partial maxima, kernel scratch, finalize scratch, and the short-circuit's: sized once by the kernel's
@@ -297,6 +316,7 @@ void mg_plan_destroy(mg_plan *pl) {
     cudaFree(pl->cublas_ws);
     if (pl->h_count) cudaFreeHost(pl->h_count);
     if (pl->h_sig) cudaFreeHost(pl->h_sig);
+    mg_dispatch_free(&pl->dispatch);
     free(pl);
 }
 
@@ -343,6 +363,15 @@ mg_status mg_plan_describe(mg_plan *pl, int64_t m, char *buf, size_t len) {
     if (st != MG_OK) return st;
     snprintf(buf, len, "kernel %d (%s): %s", pl->kernel->id, pl->kernel->name, lp->summary);
     return MG_OK;
+}
+
+void mg_plan_dispatch_where(const mg_plan *pl, int64_t m, char *buf, size_t len) {
+    if (!len) return;
+    buf[0] = '\0';
+    if (!pl || m < 1 || m > pl->p.m) return;
+    mg_options o = pl->opt;
+    const mg_problem p = batch_problem(pl, (int)m, NULL);
+    mg_dispatch_where(&pl->dispatch, mg_dispatch_options(&pl->dispatch, pl->kernel, &p, &o), buf, len);
 }
 
 mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream) {

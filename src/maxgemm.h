@@ -86,13 +86,23 @@ typedef struct mg_options {
     int pdl;                /* 1: the finalize starts early by programmatic dependent launch (default); 0: plain */
     int shortcut_mode;      /* max_dim 1 short-circuit: 0 graph, 1 poll, 2 sync, 3 tail (default; shortcut.h) */
     int verbose;            /* 1: print every launch plan to stderr when it is made */
+    int splits;             /* kernel 8: its split-K factor, 1 .. MG_SPLITS_MAX (clamped to what its plan allows);
+                             * 0 (default): its policy (src/swapab_policy.h) */
 } mg_options;
+#define MG_SPLITS_MAX 16
 mg_options mg_options_default(void);
 /* "main", "mid", "small", "n192", "auto" -> the configuration; MG_ERR_INVALID_ARG otherwise. */
 mg_status mg_tiles_parse(const char *s, mg_tiles *out);
 const char *mg_tiles_name(mg_tiles t);
 /* The library's version, "MAJOR.MINOR.PATCH". */
 const char *mg_version(void);
+
+/* The measured dispatch table auto follows (tile_configs/README.md, notes/dispatch.md): by default the tables compiled
+ * in from tile_configs/dispatch/GPU.tsv, looked up by the GPU's name. mg_dispatch_load(path) replaces them, for the
+ * whole process and the plans created afterwards, with the table in file path (checked as the build checks the
+ * committed ones; a malformed file is MG_ERR_INVALID_ARG naming the line, and changes nothing); a table that does not
+ * name this GPU (e.g. /dev/null) leaves auto to the registry's rule. path NULL: the compiled-in tables again. */
+mg_status mg_dispatch_load(const char *path);
 
 /* Validates desc, picks the kernel (auto: the fastest registered kernel that meets the precision's bar on
  * this GPU), allocates the workspace on the current device. */

@@ -41,6 +41,7 @@ typedef struct mg_problem {
 /* The device a plan is made for (mg_plan_create asks CUDA once). */
 typedef struct mg_device {
     int ordinal, sm, num_sms;
+    char name[256];         /* cudaDeviceProp.name ("NVIDIA H200"): the key of the dispatch tables (src/dispatch.h) */
 } mg_device;
 
 /* ---- the launch plan ---------------------------------------------------------------------------------------

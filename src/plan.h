@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "dispatch.h"
 #include "maxgemm.h"
 #include "mg_kernel.h"
 
@@ -19,7 +20,8 @@ struct mg_plan {
     mg_problem p;                 /* max_dim normalised */
     const mg_kernel *kernel;
     mg_device dev;
-    mg_options opt;
+    mg_options opt;               /* the user's (mg_plan_set_options); a launch plan's also take the dispatch row's */
+    mg_dispatch_table dispatch;   /* auto plans: the dispatch rows for this GPU, precision and max_dim (a copy) */
     cublasHandle_t cublas;
     int partial_rows;             /* the kernel's bounds: rows of partial, bytes of ws, for every m <= M */
     float *partial;               /* partial_rows * len floats */

@@ -21,6 +21,8 @@ DECLARE_OPS(mg_ops_wgmma_ws)
 DECLARE_OPS(mg_ops_cublas_bf16x3)
 DECLARE_OPS(mg_ops_wgmma_bf16x3)
 DECLARE_OPS(mg_ops_gemv_stream)
+DECLARE_OPS(mg_ops_wgmma_swapab)
+DECLARE_OPS(mg_ops_cublas_int8x3)
 
 static const mg_kernel table[] = {
     /* id name            technique                                                                 precisions               sm  tile config     rank base device fn (ncu -k)  ops */
@@ -42,6 +44,14 @@ static const mg_kernel table[] = {
      * kernels/07_gemv_stream.cu). */
     {7, "gemv_stream",   "small M: W streamed once with 16-byte loads, x from L1, exact fp32 FMA on the CUDA cores, fused bias + max epilogue",
                                                                                                      P_FP32 | P_TF32 | P_BF16, 90, "-",            6, 0, "gemv_stream_kernel", &mg_ops_gemv_stream, mg_gemv_auto_fits},
+    /* small M (M <= 256), swap-AB: W's rows on wgmma's M side. Not in auto (rank 0) until a measured dispatch table
+     * places it (issue 18). Its tile configurations are the rows wgmma_swapab_n8 .. _n256 (one per x-tile width). */
+    {8, "wgmma_swapab",  "small M swap-AB: W rows on wgmma's M side (64 per consumer), x rows on its N side (8..256), deep TMA ring, warp-specialized, fused epilogue, deterministic split-K",
+                                                                                                     P_TF32 | P_BF16,          90, "wgmma_swapab_n8", 0, 0, "swapab_kernel", &mg_ops_wgmma_swapab, NULL},
+    /* issue 19's baseline: int8 split precision from cuBLAS (Ozaki scheme I, src/ozaki.h), the per-row range guard and
+     * the exact fallback for the rows it flags. Not in auto (rank 0); a dispatch table decides. */
+    {9, "cublas_int8x3", "cuBLAS int8 split precision: x, W scaled per row and sliced to s8 hi/lo, hh and the shared cross term in two GemmEx s8->s32 calls, combine + bias + max, a per-row range guard with an exact SIMT fallback",
+                                                                                                     P_FP32,                   80, "-",            0, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_|oz_slice|oz_fallback|int8x3_combine", &mg_ops_cublas_int8x3, NULL},
 };
 
 int mg_registry_count(void) { return (int)(sizeof table / sizeof table[0]); }

@@ -663,3 +663,45 @@ Test(cli_args, binary_without_gpu_says_nothing_was_checked) {
     cr_assert_eq(run_cli("list", out, sizeof out), 0, "%s", out);
     cr_assert(strstr(out, "no CUDA device here: nothing can run") != NULL, "%s", out);
 }
+
+/* --splits S: kernel 8's split-K factor (mg_options.splits), 0 (its policy, the default) .. MG_SPLITS_MAX. */
+Test(cli_args, splits_option) {
+    OK("run");
+    cr_assert_eq(a.opt.splits, 0, "default: the kernel's policy");
+    cr_assert_eq(mg_options_default().splits, 0);
+    OK("run", "--splits", "2");
+    cr_assert_eq(a.opt.splits, 2);
+    OK("run", "--splits=16", "--kernel", "8");
+    cr_assert_eq(a.opt.splits, 16);
+    cr_assert_eq(a.kernel, 8);
+    OK("run", "--splits", "3", "--splits", "0");
+    cr_assert_eq(a.opt.splits, 0, "the last one wins");
+    FAILS_WITH("--splits: '17' is out of range", "run", "--splits", "17");
+    FAILS_WITH("--splits: '-1' is out of range", "run", "--splits=-1");
+    FAILS_WITH("--splits: 'two' is not an integer", "run", "--splits", "two");
+    FAILS_WITH("option --splits needs a value", "run", "--splits");
+    mg_options o = mg_options_default();
+    char e[128];
+    cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_SPLITS, "--splits", "4", &o, e, sizeof e), 0, "%s", e);
+    cr_assert_eq(o.splits, 4);
+    cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_SPLITS, "--splits", "99", &o, e, sizeof e), -1);
+    cr_assert_eq(o.splits, 4, "unchanged on an error");
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--splits S") != NULL, "run --help documents --splits");
+}
+
+/* --dispatch FILE: the dispatch table auto follows (mg_dispatch_load, tile_configs/README.md); run only. The binary
+ * checks the file before anything runs: a malformed table is a usage error naming its line. */
+Test(cli_args, dispatch_option) {
+    OK("run");
+    cr_assert_null(a.dispatch_path, "default: the compiled-in tables");
+    OK("run", "--dispatch", "t.tsv");
+    cr_assert_str_eq(a.dispatch_path, "t.tsv");
+    OK("run", "--dispatch=/dev/null");
+    cr_assert_str_eq(a.dispatch_path, "/dev/null");
+    FAILS_WITH("option --dispatch needs a value", "run", "--dispatch");
+    FAILS_WITH("unknown option '--dispatch' for 'maxgemm list'", "list", "--dispatch", "t.tsv");
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--dispatch FILE") != NULL, "run --help documents --dispatch");
+    char out[4096];
+    cr_assert_eq(run_cli("run --dispatch /nonexistent/t.tsv", out, sizeof out), 2, "%s", out);
+    cr_assert(strstr(out, "--dispatch: dispatch table /nonexistent/t.tsv: cannot open") != NULL, "%s", out);
+}

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -184,6 +185,56 @@ static inline void mg_test_direct_free(mg_test_direct *d) {
     MG_TEST_CUDA(cudaFree(d->partial));
     if (d->ws) MG_TEST_CUDA(cudaFree(d->ws));
     memset(d, 0, sizeof *d);
+}
+
+/* Reads a whole file (malloc'ed, free it); NULL if it cannot. */
+static inline char *mg_test_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = (char *)malloc(n > 0 ? (size_t)n : 1);
+    if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = n > 0 ? (size_t)n : 0;
+    return buf;
+}
+
+/* The repository root: the working directory when it holds tile_configs/README.md (make test runs from there), else
+ * one level above this file (test/). Writes "" when it finds none. */
+static inline void mg_test_repo_root(char *out, size_t n) {
+    FILE *f = fopen("tile_configs/README.md", "r");
+    if (f) {
+        fclose(f);
+        snprintf(out, n, ".");
+        return;
+    }
+    const char *file = __FILE__;
+    const char *slash = strrchr(file, '/');
+    if (slash) {
+        snprintf(out, n, "%.*s/..", (int)(slash - file), file);
+        char probe[1200];
+        snprintf(probe, sizeof probe, "%s/tile_configs/README.md", out);
+        if ((f = fopen(probe, "r"))) {
+            fclose(f);
+            return;
+        }
+    }
+    out[0] = '\0';
+}
+
+/* A parser's rejection: rc must be -1 with a message err that starts with "file:line: " and mentions want. */
+static inline void mg_test_expect_rejected(int rc, const char *text, const char *err, const char *file, int line,
+                                           const char *want) {
+    cr_assert_eq(rc, -1, "accepted: \"%s\"", text);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s:%d: ", file, line);
+    cr_assert_eq(strncmp(err, prefix, strlen(prefix)), 0, "error \"%s\" does not start with \"%s\"", err, prefix);
+    cr_assert(strstr(err, want) != NULL, "error \"%s\" does not mention \"%s\"", err, want);
 }
 
 #endif /* MG_TEST_COMMON_H */

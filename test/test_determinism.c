@@ -1,7 +1,8 @@
 /* test_determinism.c: the GPU suite gpu_determinism (skips cleanly without a CUDA device).
  *
  * Every built registry kernel, every precision it claims, both max_dims, short-circuit off, at a mid shape
- * (1000 x 2048 x 1024) and an odd one (333 x 517 x 263); the naive SIMT kernel only at the odd shape. Each case
+ * (1000 x 2048 x 1024), an odd one (333 x 517 x 263) and a small-M one (96 x 1000 x 2056); the naive SIMT kernel not
+ * at the mid shape. Each case
  * draws fresh seed-like inputs and runs the same inputs REPS = 100 times, back to back on one stream with no host
  * synchronisation in between (so a kernel that carries state from one launch into the next, e.g. a persistent
  * kernel's tile counter, is exercised), each run into its own poisoned slice of one output buffer:
@@ -32,8 +33,10 @@ enum { REPS = 100 };
 
 
 typedef struct { int64_t m, n, k; } det_shape;
-/* The mid shape first; the odd one has no dimension a multiple of 8 (ragged tiles on every edge). */
-static const det_shape DET_SHAPES[] = {{1000, 2048, 1024}, {333, 517, 263}};
+/* The mid shape first; the odd one has no dimension a multiple of 8 (ragged tiles on every edge); the small-M one is
+ * where kernel 8 (M <= 256) runs, and on 132 SMs its policy splits K there (5 splits of 96 x 1000 x 2056 in bf16:
+ * the split-K fix-up under the bitwise check). */
+static const det_shape DET_SHAPES[] = {{1000, 2048, 1024}, {333, 517, 263}, {96, 1000, 2056}};
 enum { DET_N_SHAPES = sizeof DET_SHAPES / sizeof DET_SHAPES[0], DET_MID = 0 };
 
 static void *det_dmalloc(size_t bytes) {

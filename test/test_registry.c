@@ -179,7 +179,7 @@ Test(registry, gemv_stream_rejects_sizes_it_cannot_index) {
     const mg_problem big_n = {1, 2147483640, 8, 1, MG_PREC_FP32, 0};
     cr_assert_eq(g->ops->supports(&big_n, 90), MG_ERR_UNSUPPORTED);
     cr_assert(strstr(mg_last_error(), "N=2147483640") != NULL, "message: %s", mg_last_error());
-    const mg_device dev = {0, 90, 132};
+    const mg_device dev = {0, 90, 132, ""};
     int rows = 0;
     size_t ws = 0;
     g->ops->bounds(&big_n, &dev, &rows, &ws);

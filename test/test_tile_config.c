@@ -23,11 +23,7 @@ static int parse_str(const char *text) {
 
 /* The text must be rejected with a message that starts with "t.cfg:LINE: " and mentions want. */
 static void expect_error(const char *text, int line, const char *want) {
-    cr_assert_eq(parse_str(text), -1, "accepted: \"%s\"", text);
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "t.cfg:%d: ", line);
-    cr_assert_eq(strncmp(err, prefix, strlen(prefix)), 0, "error \"%s\" does not start with \"%s\"", err, prefix);
-    cr_assert(strstr(err, want) != NULL, "error \"%s\" does not mention \"%s\"", err, want);
+    mg_test_expect_rejected(parse_str(text), text, err, "t.cfg", line, want);
 }
 
 Test(tile_config, valid_file) {
@@ -166,51 +162,11 @@ Test(tile_config, default_filename_and_null_err) {
     cr_assert_eq(mg_tile_parse(bad, 2, "t.cfg", rows, MAXR, &count, NULL, 0), -1);
 }
 
-/* Reads a whole file; NULL if it cannot. */
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && n > 0 && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n > 0 ? (size_t)n : 0;
-    return buf;
-}
-
-/* The repository root: the working directory when it holds tile_configs/README.md, else two levels above this
- * file (test/test_tile_config.c). Writes "" when it finds none. */
-static void repo_root(char *out, size_t n) {
-    FILE *f = fopen("tile_configs/README.md", "r");
-    if (f) {
-        fclose(f);
-        snprintf(out, n, ".");
-        return;
-    }
-    const char *file = __FILE__;
-    const char *slash = strrchr(file, '/');
-    if (slash) {
-        snprintf(out, n, "%.*s/..", (int)(slash - file), file);
-        char probe[1200];
-        snprintf(probe, sizeof probe, "%s/tile_configs/README.md", out);
-        if ((f = fopen(probe, "r"))) {
-            fclose(f);
-            return;
-        }
-    }
-    out[0] = '\0';
-}
-
 /* Parses the .cfg file at path, appending to out[0 .. *count) (duplicates checked against those rows too); asserts it
  * reads and parses. */
 static void parse_file(const char *path, mg_tile_config *out, int max, int *count) {
     size_t len = 0;
-    char *text = slurp(path, &len);
+    char *text = mg_test_slurp(path, &len);
     cr_assert_not_null(text, "cannot read %s", path);
     const int rc = mg_tile_parse_append(text, len, path, out, max, count, err, sizeof err);
     free(text);
@@ -221,7 +177,7 @@ static void parse_file(const char *path, mg_tile_config *out, int max, int *coun
  * test where the repository cannot be found from the working directory. root gets the root (at least 1024 bytes). */
 static void glob_repo(const char *rel, char *root, glob_t *g) {
     char pattern[1100];
-    repo_root(root, 1024);
+    mg_test_repo_root(root, 1024);
     if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
     snprintf(pattern, sizeof pattern, "%s/%s", root, rel);
     memset(g, 0, sizeof *g);
@@ -262,7 +218,7 @@ Test(tile_config, find_absent) {
 /* tools/gen_tiles end to end, when the build tree is where make puts it (BUILD=build). */
 Test(tile_config, generator_reports_file_and_line) {
     char root[1024];
-    repo_root(root, sizeof root);
+    mg_test_repo_root(root, sizeof root);
     char gen[1200];
     snprintf(gen, sizeof gen, "%s/build/gen_tiles", root);
     FILE *f = root[0] ? fopen(gen, "rb") : NULL;
@@ -281,7 +237,7 @@ Test(tile_config, generator_reports_file_and_line) {
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 1, "gen_tiles on a bad file: status %d", st);
     snprintf(path, sizeof path, "%s/err.txt", dir);
     size_t len = 0;
-    char *msg = slurp(path, &len);
+    char *msg = mg_test_slurp(path, &len);
     cr_assert_not_null(msg);
     char want[300];
     snprintf(want, sizeof want, "%s/bad.cfg:3: duplicate", dir);
@@ -294,7 +250,7 @@ Test(tile_config, generator_reports_file_and_line) {
     st = system(cmd);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     snprintf(path, sizeof path, "%s/o.c", dir);
-    msg = slurp(path, &len);
+    msg = mg_test_slurp(path, &len);
     cr_assert_not_null(msg);
     cr_assert(strstr(msg, "mg_tile_config_count = 0;"), "%.*s", (int)len, msg);
     free(msg);
@@ -352,7 +308,7 @@ Test(tile_config, tune_overlays_apply_to_tile_configs) {
 
 Test(tile_config, tune_overlay_rejects_unmatched_row) {
     char root[1024];
-    repo_root(root, sizeof root);
+    mg_test_repo_root(root, sizeof root);
     if (!root[0]) cr_skip_test("cannot locate the repository's tile_configs/ from the working directory");
     char dir[] = "/tmp/mg_overlay_XXXXXX";
     cr_assert_not_null(mkdtemp(dir));

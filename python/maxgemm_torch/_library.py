@@ -30,7 +30,8 @@ STATUS_PYTHON = -1
 TILES = {"auto": 0, "main": 1, "mid": 2, "small": 3, "n192": 4}
 SWITCH = {"auto": 0, "off": 1, "force": 2}
 SHORTCUT_MODES = {"graph": 0, "poll": 1, "sync": 2, "tail": 3}
-OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortcut_mode", "verbose")
+OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortcut_mode", "verbose", "splits")
+SPLITS_MAX = 16  # MG_SPLITS_MAX
 
 
 class PlanDesc(ctypes.Structure):
@@ -49,7 +50,7 @@ class PlanDesc(ctypes.Structure):
 
 class Options(ctypes.Structure):
     """struct mg_options: {mg_tiles tiles; mg_switch streamk, mixed_panels, rem_split; int pdl, shortcut_mode,
-    verbose}: seven ints, 28 bytes."""
+    verbose, splits}: eight ints, 32 bytes."""
     _fields_ = [(name, ctypes.c_int) for name in OPTION_FIELDS]
 
 
@@ -137,7 +138,7 @@ def _declare(lib, path):
                       f"m={d.m} n={d.n} k={d.k} max_dim={d.max_dim} precision={d.precision} kernel={d.kernel} "
                       f"shortcut={d.shortcut})")
     o = lib.mg_options_default()
-    if ctypes.sizeof(Options) != 28 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 \
+    if ctypes.sizeof(Options) != 32 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
             or o.shortcut_mode not in SHORTCUT_MODES.values():
         raise OSError(f"{path}: mg_options layout does not match maxgemm_torch's Options (defaults read as "
                       f"{options_dict(o)})")
@@ -207,6 +208,10 @@ def _option_value(name, value):
         table = SWITCH
     elif name == "shortcut_mode":
         table = SHORTCUT_MODES
+    elif name == "splits":  # kernel 8's split-K factor: 0 (its policy) .. SPLITS_MAX
+        if not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= SPLITS_MAX:
+            return value
+        raise ValueError(f"option splits must be an int in 0 .. {SPLITS_MAX} (0: the kernel's policy), got {value!r}")
     else:  # pdl, verbose: booleans
         if isinstance(value, (bool, int)) and int(value) in (0, 1):
             return int(value)
@@ -252,4 +257,5 @@ def options_dict(o):
         return next((k for k, x in table.items() if x == v), v)
     return {"tiles": name_of(TILES, o.tiles), "streamk": name_of(SWITCH, o.streamk),
             "mixed_panels": name_of(SWITCH, o.mixed_panels), "rem_split": name_of(SWITCH, o.rem_split),
-            "pdl": bool(o.pdl), "shortcut_mode": name_of(SHORTCUT_MODES, o.shortcut_mode), "verbose": bool(o.verbose)}
+            "pdl": bool(o.pdl), "shortcut_mode": name_of(SHORTCUT_MODES, o.shortcut_mode), "verbose": bool(o.verbose),
+            "splits": o.splits}

@@ -1,0 +1,267 @@
+/* 08_wgmma_swapab.cu: kernel 8, swap-AB warp-specialized wgmma for small M (M <= 256), tf32 and bf16, with the fused
+ * bias + NaN-propagating max epilogue and an optional deterministic split-K.
+ *
+ * What it shows: wgmma's M side is fixed at 64 rows, so at small batch a tile of x rows on that side (kernels 3, 4)
+ * is mostly padding and reads W in narrow panels. Swapping the operands puts W's rows on the M side (64 per consumer
+ * warpgroup) and x's M rows on the N side, which comes in steps of 8: NX = the smallest of 8, 16, 32, 64, 128, 192,
+ * 256 holding M (tile_configs/wgmma_swapab.cfg, one instantiation each). Both operands stay K-major as they are in
+ * memory (x M x K, W N x K), so both come by TMA with the 128B swizzle as in kernel 4. At N = K = 8192 and M <= 64
+ * the forward is a W stream (128 MiB bf16; floor ~31.5 us at the measured copy rate): 128 CTAs each stream a
+ * 64-row panel of W (1 MiB) through a deep ring (96-192 KiB of W in flight per SM, 6-12 stages) while x's few rows
+ * ride along from L2. From M = 65 two consumers share each x box (128 W rows per tile, 64 tiles) and K is split in two
+ * (S = 2, 128 CTAs), so x's L2 traffic per W byte halves. The design, role by role: kernels/swapab_kernel.cuh; every
+ * launch choice (NX, consumers, stages, S, grid, padding, workspace): src/swapab_policy.h (CPU-tested).
+ * What changed from kernel 4: the operand roles (W on wgmma's M side), one tile of x rows for all of M, a ring as
+ * deep as shared memory allows, split-K with a last-arriver fix-up instead of stream-K with waiting owners, and
+ * partial maxima per 64-row W slab (max_dim 1: cdiv(N, 64) partial rows; max_dim 0: one).
+ * Design choices that differ from the brief (issue 18 item 1+2): (1) max_dim 1 reduces per 64-row slab, not per
+ * 128-row tile: the two consumers never meet (no cross-warpgroup barrier), at the cost of twice the partial rows for
+ * the finalize (64 KiB more to read at M = 256); (2) every unit's W box is loaded as bk / (128 B) boxes per stage
+ * (bk = 128 bf16 / 64 tf32 for NX <= 64: 256 contiguous bytes of each W row per stage, for DRAM page locality; a
+ * tile_configs knob to tune), and a box wholly past K in the last k-block is not loaded: its wgmmas read an 8 KiB zero
+ * box in shared memory (a select; a wgmma under a branch is serialised by ptxas); (3) the x copy is made for a
+ * misaligned x base too (it is small); (4) the grid is persistent (min(units, SMs) CTAs walking the units), so a
+ * CTA's next unit loads under its split handoff and epilogue.
+ *
+ * Shapes: any N >= 1, K >= 0, 1 <= M <= 256 (supports() refuses M > 256: x's rows ride wgmma's N side, at most
+ * 256; and fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
+ * 16-byte multiples (K * element size % 16 != 0: K = 1, 129, 257, ...) or not 16-byte aligned bases: W is copied once
+ * with padded rows in prepare (as kernel 4), x per call into the workspace (the plan says so); the TMA descriptors
+ * still say K columns, so the padding is never read.
+ * tf32: wgmma .tf32 reads the top 19 bits of each fp32 (truncation), inside the tf32 bar (2e-3), as kernel 4.
+ * Split-K is bitwise deterministic: the S partial accumulators are summed in the fixed order 0 .. S - 1 from memory
+ * by whichever split arrives last (no float atomics); S > 1 differs from S = 1 only by the order of fp32 sums.
+ *
+ * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 64 --no-shortcut --check [--splits S] [--verbose]
+ *       make ncu KERNEL=8 PREC=bf16
+ * measured: (not yet measured on a GPU)
+ */
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "swapab_kernel.cuh"
+
+#if !defined(MG_TILE_wgmma_swapab_n8_bf16) || !defined(MG_TILE_wgmma_swapab_n256_bf16) || \
+    !defined(MG_TILE_wgmma_swapab_n8_tf32) || !defined(MG_TILE_wgmma_swapab_n256_tf32)
+#error "tile_configs/wgmma_swapab.cfg must have the rows wgmma_swapab_n8 .. _n256 for tf32 and bf16"
+#endif
+
+namespace {
+
+using mgsab::Cfg;
+
+/* One precision's seven configurations, in mg_sab_kernel8's order (ascending NX). */
+template <class E> struct Set;
+template <> struct Set<__nv_bfloat16> {
+    using C0 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n8_bf16>;
+    using C1 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n16_bf16>;
+    using C2 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n32_bf16>;
+    using C3 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n64_bf16>;
+    using C4 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n128_bf16>;
+    using C5 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
+    using C6 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
+};
+template <> struct Set<float> {
+    using C0 = Cfg<float, MG_TILE_wgmma_swapab_n8_tf32>;
+    using C1 = Cfg<float, MG_TILE_wgmma_swapab_n16_tf32>;
+    using C2 = Cfg<float, MG_TILE_wgmma_swapab_n32_tf32>;
+    using C3 = Cfg<float, MG_TILE_wgmma_swapab_n64_tf32>;
+    using C4 = Cfg<float, MG_TILE_wgmma_swapab_n128_tf32>;
+    using C5 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
+    using C6 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
+};
+
+/* The plan's private part. */
+inline mg_sab_plan &plan_of(mg_launch_plan *lp) {
+    static_assert(sizeof(mg_sab_plan) <= sizeof lp->priv.bytes, "mg_sab_plan fits mg_launch_plan::priv");
+    return *reinterpret_cast<mg_sab_plan *>(lp->priv.bytes);
+}
+inline const mg_sab_plan &plan_of(const mg_launch_plan *lp) {
+    return *reinterpret_cast<const mg_sab_plan *>(lp->priv.bytes);
+}
+
+/* Weight-side state: a padded copy of W (when its rows are not 16-byte multiples or its base is not 16-byte aligned)
+ * and W's descriptors with boxes of 64 and 128 rows (the configurations' W-tile heights) x one 128-byte row of K. */
+struct State {
+    void *wpad;
+    CUtensorMap w64, w128;
+};
+
+void state_release(void *state) {
+    State *s = static_cast<State *>(state);
+    if (!s) return;
+    if (s->wpad) cudaFree(s->wpad); /* release cannot report; a failed free leaks at worst */
+    free(s);
+}
+
+mg_status sab_supports(const mg_problem *p, int sm) {
+    if (p->prec != MG_PREC_TF32 && p->prec != MG_PREC_BF16)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_swapab runs tf32 and bf16 only (fp32 mode: kernels 6 and 7)");
+    if (sm != 0 && sm != 90)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "wgmma_swapab is compiled for sm_90a (wgmma, TMA, setmaxnreg); this GPU is sm_%d", sm);
+    if (p->m > MG_SAB_MAX_M)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "wgmma_swapab is the small-M kernel: M = %d > %d (x's rows ride wgmma's N side, at most "
+                            "256; kernel 4 takes larger M)",
+                            p->m, MG_SAB_MAX_M);
+    if (p->m < 1 || p->n < 1 || p->k < 0)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_swapab: M = %d, N = %d, K = %d: needs M, N >= 1, K >= 0", p->m,
+                            p->n, p->k);
+    return MG_OK;
+}
+
+void sab_bounds(const mg_problem *p, const mg_device *dev, int *rows, size_t *ws) {
+    const mg_sab_kernel kd = mg_sab_kernel8(p->prec);
+    mg_sab_bounds(&kd, p->m, p->n, p->k, p->max_dim, dev->num_sms, rows, ws);
+}
+
+mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *opt, mg_launch_plan *lp) {
+    mg_status st = sab_supports(p, 0);
+    if (st != MG_OK) return st;
+    const mg_sab_kernel kd = mg_sab_kernel8(p->prec);
+    mg_sab_plan &pl = plan_of(lp);
+    char why[160];
+    if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms,
+                         opt ? opt->splits : 0, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
+    mg_sab_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
+    return MG_OK;
+}
+
+/* W's descriptor: N rows x K columns, row stride ld elements, boxes of box_rows x one 128-byte row. */
+mg_status w_map(CUtensorMap *map, const void *base, const mg_problem *p, int64_t ld, int box_rows) {
+    const bool bf16 = p->prec == MG_PREC_BF16;
+    const size_t eb = bf16 ? 2 : 4;
+    return mg_make_tma_2d(map, base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                          (uint64_t)p->n, (uint64_t)p->k, (uint64_t)ld * eb, (uint32_t)box_rows,
+                          (uint32_t)(128 / eb), CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
+                      void *stream) {
+    (void)b;
+    (void)dev;
+    mg_status st = sab_supports(p, 0);
+    if (st != MG_OK) return st;
+    if (p->n == 0 || p->k == 0) return MG_OK; /* no k-blocks: the kernel never reads W */
+    /* CUtensorMap is alignas(64) or alignas(128) depending on the CUDA version; sizeof is a multiple of it */
+    State *h = static_cast<State *>(aligned_alloc(alignof(State), sizeof(State)));
+    if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_swapab: host allocation failed");
+    memset(h, 0, sizeof(State));
+    const size_t eb = mg_elem_bytes(p->prec);
+    const void *base = w;
+    int64_t ld = p->k;
+    if (((size_t)p->k * eb) % 16 != 0 || !(p->align & MG_ALIGN_W16)) {
+        ld = mg_sab_padded_ld(p->k, (int)eb);
+        const size_t bytes = (size_t)p->n * (size_t)ld * eb;
+        cudaError_t e = cudaMalloc(&h->wpad, bytes);
+        if (e != cudaSuccess) {
+            h->wpad = NULL;
+            st = mg_set_error(e == cudaErrorMemoryAllocation ? MG_ERR_OUT_OF_MEMORY : MG_ERR_CUDA,
+                              "cudaMalloc of %zu bytes for wgmma_swapab's padded W: %s", bytes, cudaGetErrorString(e));
+        } else {
+            e = cudaMemcpy2DAsync(h->wpad, (size_t)ld * eb, w, (size_t)p->k * eb, (size_t)p->k * eb, (size_t)p->n,
+                                  cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
+            if (e != cudaSuccess) st = mg_set_error(MG_ERR_CUDA, "wgmma_swapab: padding W: %s", cudaGetErrorString(e));
+        }
+        base = h->wpad;
+    }
+    if (st == MG_OK) st = w_map(&h->w64, base, p, ld, 64);
+    if (st == MG_OK) st = w_map(&h->w128, base, p, ld, 128);
+    if (st != MG_OK) {
+        state_release(h);
+        return st;
+    }
+    out->state = h;
+    return MG_OK;
+}
+
+/* Launches configuration C as the plan says (it decides nothing). */
+template <class C>
+mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, void *stream) {
+    const mg_problem &p = lp->p;
+    const mg_sab_plan &pl = plan_of(lp);
+    cudaStream_t s = (cudaStream_t)stream;
+    char *ws = static_cast<char *>(io->ws);
+    if (pl.nx != C::NX || pl.wrows != C::WROWS || pl.consumers != C::CONSUMERS)
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows) is not configuration %d's",
+                            pl.nx, pl.wrows, pl.cfg);
+    if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
+    if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
+    mgsab::Params prm;
+    memset(&prm, 0, sizeof prm);
+    if (p.k > 0) {
+        if (!h) return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_swapab: W was not prepared for this problem");
+        const void *xb = io->x;
+        if (pl.pad_x) {
+            /* a copy with 16-byte rows; the descriptor still says K columns, so the padding is never read */
+            MG_CUDA_TRY(cudaMemcpy2DAsync(ws + pl.off_x, (size_t)pl.x_ld * C::ELEM, io->x, (size_t)p.k * C::ELEM,
+                                          (size_t)p.k * C::ELEM, (size_t)p.m, cudaMemcpyDeviceToDevice, s));
+            xb = ws + pl.off_x;
+        } else if ((uintptr_t)io->x % 16 != 0) {
+            return mg_set_error(MG_ERR_INVALID_ARG,
+                                "wgmma_swapab: the plan reads x in place but x (%p) is not 16-byte aligned", io->x);
+        }
+        mg_status st = mg_make_tma_2d(&prm.x, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k,
+                                      (uint64_t)pl.x_ld * C::ELEM, (uint32_t)C::NX, (uint32_t)C::SUB_K,
+                                      CU_TENSOR_MAP_SWIZZLE_128B);
+        if (st != MG_OK) return st;
+        prm.w = C::WROWS == 64 ? h->w64 : h->w128;
+    }
+    prm.bias = io->b;
+    prm.partial = io->partial;
+    prm.m = p.m;
+    prm.n = p.n;
+    prm.k = p.k;
+    prm.max_dim = p.max_dim;
+    prm.nk = pl.nk;
+    prm.splits = pl.splits;
+    prm.units = pl.units;
+    if (pl.splits > 1) {
+        prm.count = reinterpret_cast<int *>(ws + pl.off_count);
+        prm.slots = reinterpret_cast<float *>(ws + pl.off_slots);
+    }
+    auto kern = mgsab::swapab_kernel<C>;
+    /* idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on) */
+    MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
+    kern<<<pl.grid, C::THREADS, C::SMEM_BYTES, s>>>(prm);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
+
+template <class E>
+mg_status launch_set(const mg_launch_plan *lp, const mg_io *io, const State *h, void *stream) {
+    using S = Set<E>;
+    switch (plan_of(lp).cfg) {
+    case 0: return launch_cfg<typename S::C0>(lp, io, h, stream);
+    case 1: return launch_cfg<typename S::C1>(lp, io, h, stream);
+    case 2: return launch_cfg<typename S::C2>(lp, io, h, stream);
+    case 3: return launch_cfg<typename S::C3>(lp, io, h, stream);
+    case 4: return launch_cfg<typename S::C4>(lp, io, h, stream);
+    case 5: return launch_cfg<typename S::C5>(lp, io, h, stream);
+    case 6: return launch_cfg<typename S::C6>(lp, io, h, stream);
+    default: return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan names configuration %d", plan_of(lp).cfg);
+    }
+}
+
+mg_status sab_launch(const mg_launch_plan *lp, const mg_io *io, const void *state, void *stream) {
+    const State *h = static_cast<const State *>(state);
+    if (lp->p.k > 0 && !h) return mg_set_error(MG_ERR_NO_WEIGHTS, "wgmma_swapab: W was not prepared for this problem");
+    if (lp->p.prec == MG_PREC_BF16) return launch_set<__nv_bfloat16>(lp, io, h, stream);
+    if (lp->p.prec == MG_PREC_TF32) return launch_set<float>(lp, io, h, stream);
+    return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_swapab runs tf32 and bf16 only");
+}
+
+/* The policy's view (mg_sab_kernel8) and the instantiations must describe the same rows. */
+static_assert(Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
+                  Set<float>::C6::NX == MG_TILE_wgmma_swapab_n256_tf32_BM,
+              "Set<> follows tile_configs/wgmma_swapab.cfg");
+
+}  // namespace
+
+extern "C" const mg_kernel_ops mg_ops_wgmma_swapab = {
+    sab_supports, sab_bounds, sab_plan, sab_prepare, state_release, sab_launch,
+};

@@ -1,0 +1,437 @@
+/* swapab_kernel.cuh: the device code of kernel 8 (kernels/08_wgmma_swapab.cu), swap-AB warp-specialized wgmma for
+ * small M. The host policy (tile configuration, split-K, grid, workspace) is src/swapab_policy.h; the header of
+ * 08_wgmma_swapab.cu says what the kernel shows and why.
+ *
+ * THE SWAP. y^T = W x^T: W (N x K) is wgmma's A operand (M side: 64 W rows per consumer warpgroup), x (M x K) its B
+ * operand (N side: NX >= M columns). Both are K-major in memory as they are, so both come by TMA with the 128B
+ * swizzle exactly as in kernel 4 (kernels/hopper.cuh conventions). Accumulator fragment of consumer c, warp w, lane l
+ * (hopper.cuh's layout with the roles swapped): acc[4q + e] is W row 64 slab + 16w + l/4 (output column j) and x row
+ * 8q + 2(l%4) + e (batch row i); acc[4q + 2 + e] the W row 8 below.
+ *
+ * ROLES (THREADS = 128 (1 + CONSUMERS), __launch_bounds__(THREADS, 1) so setmaxnreg applies; as kernel 4)
+ *   warpgroup 0  producer: setmaxnreg.dec to 40; ONE thread issues the TMA loads: per k-block, KSUB 128-byte boxes of
+ *                the tile's W rows (WROWS x 128 B each) and of x (NX x 128 B each) into one stage of a STAGES-deep
+ *                mbarrier ring (full / empty barriers, as ws_pipeline.cuh); it runs ahead into the next unit.
+ *   warpgroup 1+c consumer c: setmaxnreg.inc; W rows [64c, 64c + 64) of the tile: per k-block KSUB x 4 wgmma
+ *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
+ *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
+ *                handoff and the epilogue on their own (named barrier 1 + c of its 128 threads).
+ * WORK. unit u = tile u / S, split u % S (k-blocks mg_sab_split_range); CTA b walks units b, b + grid, ... Both roles
+ *   walk the same units, so the ring's k-iteration counter `it` stays identical in both.
+ * K TAIL. Inside a box TMA zero-fills k >= K in both operands: 0 x 0. With KSUB > 1 boxes per stage, the last
+ *   k-block's boxes that lie wholly at k >= K are not loaded (sub_count; the stage's expect_tx counts the others); their
+ *   wgmmas read a zero box in shared memory instead (both operands: the stale stage could hold inf, and inf x 0 is
+ *   NaN), chosen by a select so that no wgmma sits under a branch.
+ * SPLIT-K (S > 1), deterministic: the consumer stores its fp32 accumulators to its slot (slab, split) of the
+ *   workspace, fences, and one thread adds 1 to the slab's counter (atom.acq_rel.gpu); the one that sees S - 1 is the
+ *   last: it zeroes the counter for the next launch and sums the S slots from memory in the fixed order 0 .. S - 1
+ *   (its own included), so the bits never depend on who arrived last; then it runs the epilogue. Nobody waits on
+ *   anybody: no deadlock whatever the residency. Slot layout [i][thread]: a warp stores 32 consecutive floats.
+ * EPILOGUE (y = acc + b[j] in fp32, bias added per element before any max; W rows >= N and x rows >= M masked out,
+ *   they never compete (TMA's zeros could be NaN there: 0 x inf); NaN propagates: max.NaN.f32):
+ *   max_dim 1  for each x row i: max over the slab's 64 W rows: over the thread's 2 rows, then over the 8 lanes
+ *              holding the same columns (lane bits 4, 3, 2; kernel 4's transpose-reduce from NX = 32 on: NX/4 + NX/8 +
+ *              NX/16 shuffles; the plain __shfl_xor 4, 8, 16 per value gave n256 a spill), then the 4 warps through
+ *              smem -> partial[slab * M + i].
+ *   max_dim 0  for each W row j: max over the x rows i < M: over the thread's columns, __shfl_xor 1, 2 ->
+ *              partial[j] (one partial row: every W row belongs to exactly one slab). */
+#ifndef MG_SWAPAB_KERNEL_CUH
+#define MG_SWAPAB_KERNEL_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "hopper.cuh"
+#include "mg_kernel.h"
+#include "mg_tiles.h"
+#include "swapab_policy.h"
+
+namespace mgsab {
+
+template <class E> struct ElemT;
+template <> struct ElemT<__nv_bfloat16> {
+    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    static constexpr bool kTF32 = false;
+};
+template <> struct ElemT<float> {
+    static constexpr CUtensorMapDataType kDtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    static constexpr bool kTF32 = true;
+};
+
+constexpr int kProducerRegs = 40;
+
+/* One tile configuration: a tile_configs/wgmma_swapab.cfg row (bm = NX, bn = WROWS, bk, stages, consumers, cluster)
+ * for element type E, with every size derived from it. */
+template <class E, int NX_, int WROWS_, int BK_, int STAGES_, int CONSUMERS_, int CLUSTER_>
+struct Cfg {
+    using T = E;
+    static constexpr bool TF32 = ElemT<E>::kTF32;
+    static constexpr CUtensorMapDataType DTYPE = ElemT<E>::kDtype;
+    static constexpr int NX = NX_, WROWS = WROWS_, BK = BK_, STAGES = STAGES_, CONSUMERS = CONSUMERS_;
+    static constexpr int ELEM = (int)sizeof(E);
+    static constexpr int SUB_K = 128 / ELEM;            /* K elements of one 128-byte swizzled row (one box) */
+    static constexpr int KSUB = BK / SUB_K;             /* boxes per operand row and stage */
+    static constexpr int W_SUB = WROWS * 128, X_SUB = NX * 128;
+    static constexpr int W_BYTES = KSUB * W_SUB, X_BYTES = KSUB * X_SUB;
+    static constexpr int STAGE_BYTES = W_BYTES + X_BYTES;   /* [W box 0 .. KSUB-1][x box 0 .. KSUB-1] */
+    static constexpr int NACC = NX / 2;                 /* fp32 accumulators per consumer thread */
+    /* KSUB > 1: one zero box (64 rows x 128 B, at least NX rows) that the wgmmas of a box wholly past K read in place
+     * of the box (not loaded: K TAIL in the file header) */
+    static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
+    static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
+    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 16;      /* full, empty; the split flags */
+    static constexpr int SMEM_BYTES =
+        1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + BAR_BYTES;
+    static constexpr int THREADS = 128 * (CONSUMERS + 1);
+    static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;  /* 128*40 + 256*232 = 64512 <= 65536 */
+    static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS;       /* lane 0 of every consumer warp releases a stage */
+
+    static_assert(CLUSTER_ == 1, "tile_configs/wgmma_swapab.cfg: cluster must be 1");
+    static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
+    static_assert(WROWS == MG_SAB_SLAB * CONSUMERS, "bn (W rows) must be 64 x consumers: one m64 wgmma each");
+    static_assert(NX == 8 || NX == 16 || NX == 32 || NX == 64 || NX == 128 || NX == 192 || NX == 256,
+                  "bm (NX, wgmma's N) must be 8, 16, 32, 64, 128, 192 or 256 (the wrappers below and hopper.cuh's)");
+    static_assert(BK % SUB_K == 0 && (KSUB == 1 || KSUB == 2 || KSUB == 4),
+                  "bk must be 1, 2 or 4 128-byte rows of K (bf16 64/128/256, tf32 32/64/128)");
+    static_assert(W_SUB % 1024 == 0 && X_SUB % 1024 == 0, "every box keeps the 1024-byte swizzle alignment");
+    static_assert(STAGES >= 2 && STAGES <= 16, "2..16 stages");
+    static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90): fewer stages");
+};
+
+/* ---- wgmma m64nNk16 (bf16) / m64nNk8 (tf32) for N = 8, 16, 32 (hopper.cuh has 64 .. 256) --------------------- */
+#define SAB_WGMMA(NAME, N, NACC, ACC, TYPE, IMM, IA, IB, IP, ...)                                                  \
+    __device__ __forceinline__ void NAME(float (&d)[NACC], uint64_t desc_a, uint64_t desc_b) {                      \
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #IP ", 0;\n"                                              \
+                     "wgmma.mma_async.sync.aligned.m64n" #N TYPE " " ACC ", %" #IA ", %" #IB ", p, " IMM ";\n}\n"   \
+                     : __VA_ARGS__                                                                                  \
+                     : "l"(desc_a), "l"(desc_b), "r"(1));                                                           \
+    }
+#define SAB_ACC4 "{%0, %1, %2, %3}"
+#define SAB_ACC8 "{%0, %1, %2, %3, %4, %5, %6, %7}"
+#define SAB_ACC16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define SAB_OPS4 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+SAB_WGMMA(wgmma_n8_bf16, 8, 4, SAB_ACC4, "k16.f32.bf16.bf16", "1, 1, 0, 0", 4, 5, 6, SAB_OPS4)
+SAB_WGMMA(wgmma_n8_tf32, 8, 4, SAB_ACC4, "k8.f32.tf32.tf32", "1, 1", 4, 5, 6, SAB_OPS4)
+SAB_WGMMA(wgmma_n16_bf16, 16, 8, SAB_ACC8, "k16.f32.bf16.bf16", "1, 1, 0, 0", 8, 9, 10, MG_ACC8(0))
+SAB_WGMMA(wgmma_n16_tf32, 16, 8, SAB_ACC8, "k8.f32.tf32.tf32", "1, 1", 8, 9, 10, MG_ACC8(0))
+SAB_WGMMA(wgmma_n32_bf16, 32, 16, SAB_ACC16, "k16.f32.bf16.bf16", "1, 1, 0, 0", 16, 17, 18, MG_ACC8(0), MG_ACC8(8))
+SAB_WGMMA(wgmma_n32_tf32, 32, 16, SAB_ACC16, "k8.f32.tf32.tf32", "1, 1", 16, 17, 18, MG_ACC8(0), MG_ACC8(8))
+#undef SAB_WGMMA
+#undef SAB_ACC4
+#undef SAB_ACC8
+#undef SAB_ACC16
+#undef SAB_OPS4
+
+/* One k-step: D(64 W rows x N x rows) += A(W, 64 x kstep) B(x, N x kstep)^T, accumulating. */
+template <int N, bool TF32>
+__device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db) {
+    if constexpr (N == 8) {
+        if constexpr (TF32) wgmma_n8_tf32(d, da, db); else wgmma_n8_bf16(d, da, db);
+    } else if constexpr (N == 16) {
+        if constexpr (TF32) wgmma_n16_tf32(d, da, db); else wgmma_n16_bf16(d, da, db);
+    } else if constexpr (N == 32) {
+        if constexpr (TF32) wgmma_n32_tf32(d, da, db); else wgmma_n32_bf16(d, da, db);
+    } else if constexpr (TF32) {
+        mg_wgmma_tf32<N>(d, da, db, 1);
+    } else {
+        mg_wgmma_bf16<N>(d, da, db, 1);
+    }
+}
+
+/* ---- parameters and small helpers ------------------------------------------------------------------------------ */
+
+/* Kernel parameters (__grid_constant__: TMA needs the descriptors' param-space address). Everything but the
+ * descriptors and pointers is a field of the launch plan (mg_sab_plan). */
+struct Params {
+    CUtensorMap w;      /* W (N x K), boxes of WROWS x SUB_K */
+    CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K */
+    const void *bias;
+    float *partial;
+    int *count;         /* split counters, one per slab (zero between launches); NULL when S = 1 */
+    float *slots;       /* split slots, S per slab of 64 x NX floats; NULL when S = 1 */
+    int m, n, k, max_dim;
+    int nk, splits, units;
+};
+
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/* atomicAdd with acquire-release semantics at GPU scope: the split slots stored (and fenced) before it by the other
+ * splits are visible to this thread after it. */
+__device__ __forceinline__ int atom_add_acq_rel_gpu(int *p, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
+
+/* PTX max.NaN.f32: NaN if either input is NaN (mg_nanmaxf's contract), one instruction (kernel 4's epi_max). */
+__device__ __forceinline__ float nanmax(float a, float b) {
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+
+/* The 128-byte boxes of k-block kb that hold any k < K (KSUB but at the last k-block). */
+template <class C> __device__ __forceinline__ int sub_count(int k, int kb) {
+    const int rem = k - kb * C::BK;
+    return rem >= C::BK ? C::KSUB : (rem + C::SUB_K - 1) / C::SUB_K;
+}
+
+/* ---- producer ------------------------------------------------------------------------------------------------- */
+
+/* Thread 0 of warpgroup 0: every unit's k-blocks into the ring (stage it % STAGES, its use it / STAGES: the
+ * previous use's release is awaited, none before the first). */
+template <class C>
+__device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t *full, uint64_t *empty) {
+    int it = 0;
+    for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
+        const int t = u / p.splits, s = u - t * p.splits;
+        int kb0, kb1;
+        mg_sab_split_range(p.nk, p.splits, s, &kb0, &kb1);
+        const int n0 = t * C::WROWS;
+        for (int kb = kb0; kb < kb1; kb++, it++) {
+            const int st = it % C::STAGES, use = it / C::STAGES;
+            if (use > 0) mg_mbar_wait(&empty[st], (use - 1) & 1);
+            uint8_t *sp = smem + st * C::STAGE_BYTES;
+            const int ns = C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb);
+            /* full boxes count even where TMA zero-fills; boxes wholly past K are not loaded (nor multiplied) */
+            mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
+            for (int j = 0; j < ns; j++) {
+                const int kc = kb * C::BK + j * C::SUB_K;
+                mg_tma_load_2d(sp + j * C::W_SUB, &p.w, &full[st], kc, n0);
+                mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, 0);
+            }
+        }
+    }
+}
+
+/* ---- consumers ------------------------------------------------------------------------------------------------ */
+
+/* One k-iteration of consumer c: wait for the stage, issue its wgmmas (KSUB boxes of 4 k-steps) as one group, then
+ * wait until only this group is pending and release the previous stage (from the unit's second k-block on). A box
+ * wholly past K (only in the last k-block, KSUB > 1) was not loaded: its wgmmas read the zero box instead (a select,
+ * not a branch: a wgmma under a branch is serialised by ptxas, C7520). */
+template <class C>
+__device__ __forceinline__ void kiter(float (&acc)[C::NACC], uint8_t *smem, const uint8_t *zero, uint64_t *full,
+                                      uint64_t *empty, int it, bool first, int c, int lane, int ns) {
+    const int st = it % C::STAGES;
+    mg_mbar_wait(&full[st], (it / C::STAGES) & 1);
+    const uint8_t *sp = smem + st * C::STAGE_BYTES;
+    mg_wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < C::KSUB; j++) {
+        const bool in = C::KSUB == 1 || j < ns;
+        const uint64_t da = mg_make_desc_k128(in ? sp + j * C::W_SUB + c * MG_SAB_SLAB * 128 : zero);  /* my W rows */
+        const uint64_t db = mg_make_desc_k128(in ? sp + C::W_BYTES + j * C::X_SUB : zero);
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) mma<C::NX, C::TF32>(acc, mg_desc_advance(da, ks * 32), mg_desc_advance(db, ks * 32));
+    }
+    mg_wgmma_commit();
+    if (!first) {
+        mg_wgmma_wait<1>();
+        if (lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+    }
+}
+
+/* The k-blocks [kb0, kb1) of one unit; returns the k-iteration counter after them. */
+template <class C>
+__device__ __forceinline__ int kloop(float (&acc)[C::NACC], const Params &p, uint8_t *smem, const uint8_t *zero,
+                                     uint64_t *full, uint64_t *empty, int it, int kb0, int kb1, int c, int lane) {
+    for (int kb = kb0; kb < kb1; kb++, it++)
+        kiter<C>(acc, smem, zero, full, empty, it, kb == kb0, c, lane, C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb));
+    return it;
+}
+
+/* Split-K handoff of consumer c's slab (S > 1): store the accumulators to slot s, count the arrival; the last of the
+ * S splits zeroes the counter and sums the S slots in order 0 .. S - 1 into acc (returns true: it runs the epilogue);
+ * the others return false. */
+template <class C>
+__device__ __forceinline__ bool split_reduce(float (&acc)[C::NACC], const Params &p, int slab, int s, int c, int tid,
+                                             int *flags) {
+    constexpr int SLOT = C::NACC * 128;   /* = 64 x NX floats */
+    const float *base = p.slots + (size_t)slab * p.splits * SLOT + tid;
+    float *mine = p.slots + ((size_t)slab * p.splits + s) * SLOT + tid;
+#pragma unroll
+    for (int i = 0; i < C::NACC; i++) __stcg(mine + i * 128, acc[i]);
+    __threadfence();                    /* each thread's stores are visible GPU-wide before the arrival */
+    named_bar_sync(1 + c, 128);         /* ... all 128 threads' */
+    if (tid == 0) {
+        const int last = atom_add_acq_rel_gpu(&p.count[slab], 1) == p.splits - 1;
+        if (last) p.count[slab] = 0;    /* every split has arrived: nothing reads it again in this launch */
+        flags[c] = last;
+    }
+    named_bar_sync(1 + c, 128);         /* the flag, and the acquire above orders the slot reads below */
+    /* a vote, not a plain test of the shared flag: ptxas then knows the branch is warp-uniform and keeps the k-loop
+     * free of WARPSYNCs (a branch it cannot prove uniform put one before every wgmma group) */
+    if (!__all_sync(0xffffffffu, flags[c] != 0)) return false;
+#pragma unroll
+    for (int i = 0; i < C::NACC; i++) acc[i] = __ldcg(base + i * 128);
+    for (int o = 1; o < p.splits; o++) {
+        const float *src = base + (size_t)o * SLOT;
+#pragma unroll
+        for (int i = 0; i < C::NACC; i++) acc[i] += __ldcg(src + i * 128);
+    }
+    return true;
+}
+
+/* The fused epilogue of consumer c's slab (64 W rows from 64 slab): bias, masks, NaN-propagating max into the partial
+ * maxima (the file header). */
+template <class C>
+__device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int c, int warp,
+                                         int lane, int tid, float *red) {
+    using E = typename C::T;
+    const E *bias = static_cast<const E *>(p.bias);
+    const int j0 = slab * MG_SAB_SLAB + warp * 16 + lane / 4, j1 = j0 + 8;   /* this thread's W rows */
+    const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
+    const float b0 = ok0 ? mg_to_f32(bias[j0]) : 0.f, b1 = ok1 ? mg_to_f32(bias[j1]) : 0.f;
+    const int M = p.m;
+    if (p.max_dim == 1) {
+        /* v[jj], jj = 2q + e: the max over the thread's two W rows of x row 8q + 2(lane%4) + e */
+        constexpr int NV = C::NX / 4;
+        float v[NV];
+#pragma unroll
+        for (int q = 0; q < C::NX / 8; q++) {
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const float y0 = ok0 ? acc[4 * q + e] + b0 : -INFINITY;
+                v[2 * q + e] = ok1 ? nanmax(y0, acc[4 * q + 2 + e] + b1) : y0;
+            }
+        }
+        /* max over the 8 lanes sharing lane%4 (lane bits 4, 3, 2: the warp's 16 W rows). NV >= 8: kernel 4's
+         * transpose-reduce (col_max): each step a lane keeps half of its values and sends the other half to its
+         * partner, NV/2 + NV/4 + NV/8 shuffles leave each lane the 16-row max of NV/8 distinct columns. */
+        float *mine = red + (c * 4 + warp) * C::NX;
+        if constexpr (NV >= 8) {
+            const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
+#pragma unroll
+            for (int jj = 0; jj < NV / 2; jj++) {
+                const float keep = b16 ? v[NV / 2 + jj] : v[jj], send = b16 ? v[jj] : v[NV / 2 + jj];
+                v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 16));
+            }
+#pragma unroll
+            for (int jj = 0; jj < NV / 4; jj++) {
+                const float keep = b8 ? v[NV / 4 + jj] : v[jj], send = b8 ? v[jj] : v[NV / 4 + jj];
+                v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+            }
+#pragma unroll
+            for (int jj = 0; jj < NV / 8; jj++) {
+                const float keep = b4 ? v[NV / 8 + jj] : v[jj], send = b4 ? v[jj] : v[NV / 8 + jj];
+                v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 4));
+            }
+            /* v[t] now holds original index jj = base + t */
+            const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
+#pragma unroll
+            for (int t = 0; t < NV / 8; t++) {
+                const int jj = base + t;
+                mine[8 * (jj >> 1) + 2 * (lane % 4) + (jj & 1)] = v[t];
+            }
+        } else {
+#pragma unroll
+            for (int jj = 0; jj < NV; jj++) {
+                float w = v[jj];
+                w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 4));
+                w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 8));
+                w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 16));
+                if (lane < 4) mine[8 * (jj >> 1) + 2 * lane + (jj & 1)] = w;
+            }
+        }
+        named_bar_sync(1 + c, 128);     /* the consumer's 4 warps wrote their maxima */
+        const float *cr = red + c * 4 * C::NX;
+        for (int i = tid; i < C::NX && i < M; i += 128)
+            p.partial[(size_t)slab * M + i] =
+                nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
+        named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
+    } else {
+        float m0 = -INFINITY, m1 = -INFINITY;
+#pragma unroll
+        for (int q = 0; q < C::NX / 8; q++) {
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                if (8 * q + 2 * (lane % 4) + e < M) {   /* x rows >= M: TMA's zero rows, masked */
+                    m0 = nanmax(m0, acc[4 * q + e] + b0);
+                    m1 = nanmax(m1, acc[4 * q + 2 + e] + b1);
+                }
+            }
+        }
+        m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+        m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+        m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+        m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+        if ((lane & 3) == 0) {
+            if (ok0) p.partial[j0] = m0;
+            if (ok1) p.partial[j1] = m1;
+        }
+    }
+}
+
+/* ---- the kernel ----------------------------------------------------------------------------------------------- */
+template <class C>
+__global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_constant__ Params p) {
+    extern __shared__ uint8_t smem_raw[];
+    /* the 128B swizzle pattern repeats every 1024 bytes and the descriptors assume tile bases on that grid */
+    uint8_t *smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    uint8_t *zero = smem + C::STAGES * C::STAGE_BYTES;   /* 1024-aligned: STAGE_BYTES is a multiple of 1024 */
+    float *red = reinterpret_cast<float *>(zero + C::ZERO_BYTES);
+    uint64_t *full = reinterpret_cast<uint64_t *>(zero + C::ZERO_BYTES + C::RED_BYTES);
+    uint64_t *empty = full + C::STAGES;
+    int *flags = reinterpret_cast<int *>(empty + C::STAGES);
+    const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < C::STAGES; s++) {
+            mg_mbar_init(&full[s], 1);
+            mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
+        }
+        mg_fence_mbarrier_init();
+    }
+    if constexpr (C::ZERO_BYTES > 0) {
+        for (int i = (int)threadIdx.x; i < C::ZERO_BYTES / 16; i += C::THREADS)
+            reinterpret_cast<uint4 *>(zero)[i] = make_uint4(0u, 0u, 0u, 0u);
+        mg_fence_proxy_async(); /* the wgmmas (async proxy) see the zeros */
+    }
+    __syncthreads(); /* the only CTA-wide barrier: roles never synchronise with each other after this */
+    /* the finalize after this grid may be scheduled now (PDL, kernels/finalize.cu), as kernel 4 does */
+    if (threadIdx.x == 0) mg_pdl_trigger();
+
+    if (wg == 0) {
+        /* ---------------- producer ---------------- */
+        mg_setmaxnreg_dec<kProducerRegs>();
+        if (tid == 0 && p.nk > 0) {
+            mg_tma_prefetch_desc(&p.w);
+            mg_tma_prefetch_desc(&p.x);
+            produce<C>(p, smem, full, empty);
+        }
+        return; /* every issued load is consumed by the consumers, which keep the CTA alive */
+    }
+
+    /* ---------------- consumers ---------------- */
+    mg_setmaxnreg_inc<C::CONSUMER_REGS>();
+    const int c = C::CONSUMERS == 1 ? 0 : wg - 1;   /* a constant with one consumer: uniform descriptor arithmetic */
+    const int warp = tid / 32, lane = tid % 32;
+    float acc[C::NACC];
+    int it = 0;
+    for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
+        const int t = u / p.splits, s = u - t * p.splits;
+        int kb0, kb1;
+        mg_sab_split_range(p.nk, p.splits, s, &kb0, &kb1);
+#pragma unroll
+        for (int i = 0; i < C::NACC; i++) acc[i] = 0.f;
+        mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence of the first k-iteration */
+        it = kloop<C>(acc, p, smem, zero, full, empty, it, kb0, kb1, c, lane);
+        mg_wgmma_wait<0>();
+        mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
+        if (kb1 > kb0 && lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+        const int slab = t * C::CONSUMERS + c;
+        /* a second consumer's rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
+        if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) continue;
+        if (p.splits > 1 && !split_reduce<C>(acc, p, slab, s, c, tid, flags)) continue;
+        epilogue<C>(acc, p, slab, c, warp, lane, tid, red);
+    }
+}
+
+}  // namespace mgsab
+
+#endif /* MG_SWAPAB_KERNEL_CUH */

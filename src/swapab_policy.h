@@ -1,0 +1,272 @@
+/* swapab_policy.h: the host policy of kernel 8 (kernels/08_wgmma_swapab.cu, swap-AB wgmma for M <= 256): every launch
+ * decision as a pure function of the shape, the tile configurations (tile_configs/wgmma_swapab.cfg), the number of
+ * SMs and the options, ending in mg_sab_make_plan, which fills the launch plan the kernel runs: the x-tile width NX
+ * (wgmma's N), the consumers, the split-K factor S, the grid, the x padding and the workspace layout.
+ * CPU tests pin all of it (test/test_swapab_policy.c). C11 and C++.
+ *
+ * THE SHAPE OF THE WORK. A tile is bn = 64 x consumers rows of W (wgmma's M side) against all M rows of x (NX >= M
+ * columns of wgmma's N side). tiles = cdiv(N, bn). With split-K S every tile's k-blocks are cut into S contiguous
+ * ranges (mg_sab_split_range), one unit of work each: units = tiles x S, unit u = tile u / S, split u % S. The grid
+ * is persistent: min(units, SMs) CTAs, CTA b takes units b, b + grid, ...
+ * THE SPLIT RULE. S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
+ * minimises the estimate mg_sab_split_cost: waves x k-blocks per split (the busiest SM's work) plus, for S > 1, a
+ * fixed 2 k-blocks (the handoff: stores, fence, counter, the last CTA's epilogue) and the slot traffic in k-block
+ * units. Ties go to the smaller S. At N = K = 8192 on 132 SMs: M <= 64 (64-row tiles, 128 of them): S = 1; M = 65..256
+ * (128-row tiles, 64 of them): S = 2 (128 CTAs). mg_options.splits (> 0) asks for S instead; it is clamped to the cap
+ * (the workspace bound is sized for the cap, so any request is safe).
+ * PARTIAL ROWS. Each consumer warpgroup's 64 W rows (a slab) are reduced on their own: max_dim 1 writes one partial
+ * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers); max_dim 0 writes 1 row.
+ * THE WORKSPACE, in one place (mg_sab_layout): [split counters: one int per slab, at offset 0 and of a size that
+ * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
+ * launches] [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX
+ * accumulators, slab-major]. */
+#ifndef MG_SWAPAB_POLICY_H
+#define MG_SWAPAB_POLICY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "maxgemm.h"
+#include "mg_tiles.h"
+
+#ifdef __CUDACC__
+#define MG_SAB_HD __host__ __device__
+#else
+#define MG_SAB_HD
+#endif
+
+#define MG_SAB_MAX_M 256        /* x's rows ride wgmma's N side: at most 256 */
+#define MG_SAB_NCFG 7           /* tile_configs/wgmma_swapab.cfg rows per precision */
+#define MG_SAB_MAX_SPLITS 16    /* = mg_options.splits' largest value (MG_SPLITS_MAX) */
+#define MG_SAB_MIN_KB 4         /* k-blocks per split at least */
+#define MG_SAB_SPLIT_FIXED_KB 2 /* the split handoff's fixed cost in k-blocks (mg_sab_split_cost) */
+#define MG_SAB_SLAB 64          /* W rows per consumer warpgroup (one m64 wgmma) */
+
+static inline long long mg_sab_cdiv(long long a, long long b) { return (a + b - 1) / b; }
+
+/* One tile configuration: a tile_configs/wgmma_swapab.cfg row (MG_TILE_wgmma_swapab_nX_<prec> expands to these six,
+ * in this order: bm = NX x rows, bn = W rows, bk, stages, consumers, cluster). */
+typedef struct mg_sab_shape {
+    int nx, wrows, bk, stages, consumers, cluster;
+} mg_sab_shape;
+
+/* Kernel 8 in one precision as the policy sees it: its configurations in ascending nx, and x's element size. */
+typedef struct mg_sab_kernel {
+    const char *name;
+    mg_sab_shape cfg[MG_SAB_NCFG];
+    int ncfg;
+    int elem;               /* bytes per x / W element as TMA reads them (bf16 2, tf32 4) */
+} mg_sab_kernel;
+
+#define MG_SAB_SHAPE(row) {row##_BM, row##_BN, row##_BK, row##_STAGES, row##_CONSUMERS, row##_CLUSTER}
+static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
+    const mg_sab_kernel bf16 = {"wgmma_swapab",
+                                {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_bf16), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n32_bf16), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n64_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_bf16)},
+                                MG_SAB_NCFG, 2};
+    const mg_sab_kernel tf32 = {"wgmma_swapab",
+                                {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n32_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n64_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_tf32)},
+                                MG_SAB_NCFG, 4};
+    return prec == MG_PREC_BF16 ? bf16 : tf32;
+}
+
+/* The configuration a batch of m rows runs: the first (smallest nx) with nx >= m; -1 if none (m > the largest). */
+static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m) {
+    for (int i = 0; i < kd->ncfg; i++)
+        if (kd->cfg[i].nx >= m) return i;
+    return -1;
+}
+
+/* k-blocks [*kb0, *kb1) of split s of S over nk k-blocks: an even cut, every block in exactly one split. Host and
+ * device (the kernel runs this arithmetic; the CPU tests pin it). */
+static inline MG_SAB_HD void mg_sab_split_range(int nk, int S, int s, int *kb0, int *kb1) {
+    *kb0 = (int)((long long)nk * s / S);
+    *kb1 = (int)((long long)nk * (s + 1) / S);
+}
+
+/* The largest split factor a plan may use for `tiles` tiles of nk k-blocks on G SMs: at most MG_SAB_MAX_SPLITS, at
+ * least MG_SAB_MIN_KB k-blocks per split, and units = tiles x S at most 2 x G, except that S = 2 stays possible while
+ * the tiles alone are fewer than 2 x G (tiles a little over one wave, e.g. 128 on 114 SMs, split better than they
+ * run in two waves; and tuning may compare S = 1 and 2 anywhere). 1 when nothing can be split (K = 0 included). The
+ * workspace bound is sized for this cap (mg_sab_bounds). */
+static inline int mg_sab_split_cap(long long tiles, long long nk, long long G) {
+    if (tiles <= 0 || nk <= 0 || G <= 0 || tiles >= 2 * G) return 1;
+    long long cap = MG_SAB_MAX_SPLITS;
+    const long long by_k = nk / MG_SAB_MIN_KB, by_units = (2 * G) / tiles < 2 ? 2 : (2 * G) / tiles;
+    if (by_k < cap) cap = by_k;
+    if (by_units < cap) cap = by_units;
+    return cap < 1 ? 1 : (int)cap;
+}
+
+/* The estimate the split rule minimises, scaled by 96 to stay integer (units: one k-block of one consumer = 64 W rows
+ * x bk of K from DRAM): waves of units x k-blocks per split; for S > 1 plus MG_SAB_SPLIT_FIXED_KB and the slots' bytes
+ * (the writer's one slot, the last CTA's S: (S + 1) x 64 x nx x 4 bytes per consumer, read from L2 at ~3x the per-SM
+ * DRAM rate: (S + 1) nx / (96 ksub) k-blocks, ksub = bk x elem / 128). */
+static inline long long mg_sab_split_cost(long long tiles, long long nk, int S, long long G, int nx, int ksub) {
+    if (G <= 0) G = 1;
+    if (ksub <= 0) ksub = 1;
+    long long c = mg_sab_cdiv(tiles * S, G) * mg_sab_cdiv(nk, S) * 96;
+    if (S > 1) c += 96LL * MG_SAB_SPLIT_FIXED_KB + (long long)(S + 1) * nx / ksub;
+    return c;
+}
+
+/* The split factor: the option's (clamped to [1, cap]) if it is > 0, else the cheapest by mg_sab_split_cost. */
+static inline int mg_sab_choose_splits(long long tiles, long long nk, long long G, int nx, int ksub, int opt_splits) {
+    const int cap = mg_sab_split_cap(tiles, nk, G);
+    if (opt_splits > 0) return opt_splits < cap ? opt_splits : cap;
+    int best = 1;
+    long long best_cost = mg_sab_split_cost(tiles, nk, 1, G, nx, ksub);
+    for (int S = 2; S <= cap; S++) {
+        const long long c = mg_sab_split_cost(tiles, nk, S, G, nx, ksub);
+        if (c < best_cost) {
+            best = S;
+            best_cost = c;
+        }
+    }
+    return best;
+}
+
+/* ---- the launch plan ------------------------------------------------------------------------------------------ */
+
+/* The kernel's own part of the launch plan (mg_launch_plan::priv). */
+typedef struct mg_sab_plan {
+    int cfg;                  /* index into mg_sab_kernel::cfg */
+    int nx, wrows, consumers; /* the configuration's (copied for the launch's checks and the summary) */
+    int nk;                   /* k-blocks of bk */
+    int tiles, splits, units; /* W-row tiles, split-K factor, tiles x splits */
+    int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
+    int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
+    int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
+    long long x_ld;           /* row stride of the x TMA reads, in elements */
+    size_t off_count, off_x, off_slots; /* workspace offsets (off_count = 0) */
+} mg_sab_plan;
+
+static inline size_t mg_sab_align256(size_t v) { return (v + 255) & ~(size_t)255; }
+static inline long long mg_sab_padded_ld(long long k, int elem) {
+    const long long mult = 16 / elem;
+    return (k + mult - 1) / mult * mult;
+}
+static inline int mg_sab_ksub(const mg_sab_shape *c, int elem) {
+    const int r = c->bk * elem / 128;
+    return r < 1 ? 1 : r;
+}
+/* The k-blocks of configuration c over K. */
+static inline long long mg_sab_nk(const mg_sab_shape *c, long long k) { return k > 0 ? mg_sab_cdiv(k, c->bk) : 0; }
+
+/* The split counters: one int per 64-row slab of N plus one (a tile of two consumers whose second slab lies past N
+ * keeps its index below this), reserved when any configuration could split this problem (they stay zero between
+ * launches, so their place may not depend on m). */
+static inline size_t mg_sab_count_bytes(const mg_sab_kernel *kd, long long n, long long k, long long G) {
+    int any = 0;
+    for (int i = 0; i < kd->ncfg; i++) {
+        const mg_sab_shape *c = &kd->cfg[i];
+        if (mg_sab_split_cap(mg_sab_cdiv(n, c->wrows), mg_sab_nk(c, k), G) > 1) any = 1;
+    }
+    return any ? mg_sab_align256((size_t)(mg_sab_cdiv(n, MG_SAB_SLAB) + 1) * sizeof(int)) : 0;
+}
+/* The padded copy of x: m rows of ld elements. */
+static inline size_t mg_sab_x_bytes(long long m, long long ld, int elem) {
+    return mg_sab_align256((size_t)m * (size_t)ld * (size_t)elem);
+}
+/* The split slots of configuration c with S splits: per slab of every tile (tiles x consumers slabs), S slots of
+ * 64 x nx floats. 0 for S = 1 (no slots). */
+static inline size_t mg_sab_slot_bytes(const mg_sab_shape *c, long long tiles, int S) {
+    if (S <= 1) return 0;
+    return mg_sab_align256((size_t)tiles * (size_t)c->consumers * (size_t)S * MG_SAB_SLAB * (size_t)c->nx *
+                           sizeof(float));
+}
+
+/* Partial rows: one per 64-row slab of N (max_dim 1), one (max_dim 0). */
+static inline int mg_sab_partial_rows(long long n, int max_dim) {
+    return max_dim == 1 ? (int)mg_sab_cdiv(n, MG_SAB_SLAB) : 1;
+}
+
+/* The most partial rows and workspace bytes of any plan for m <= M (<= MG_SAB_MAX_M), any options, any x alignment
+ * (mg_kernel_ops::bounds). */
+static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long n, long long k, int max_dim,
+                                 long long G, int *rows, size_t *ws) {
+    *rows = mg_sab_partial_rows(n, max_dim);
+    size_t w = 0;
+    if (k > 0) {
+        w = mg_sab_count_bytes(kd, n, k, G);
+        w += mg_sab_x_bytes(M, mg_sab_padded_ld(k, kd->elem), kd->elem);   /* x may be copied (misaligned base) */
+        const int last = mg_sab_pick_cfg(kd, M < 1 ? 1 : M);
+        size_t slots = 0;
+        for (int i = 0; i <= (last < 0 ? kd->ncfg - 1 : last); i++) {
+            const mg_sab_shape *c = &kd->cfg[i];
+            const long long tiles = mg_sab_cdiv(n, c->wrows);
+            const size_t s = mg_sab_slot_bytes(c, tiles, mg_sab_split_cap(tiles, mg_sab_nk(c, k), G));
+            if (s > slots) slots = s;
+        }
+        w += slots;
+    }
+    *ws = w;
+}
+
+/* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. opt_splits:
+ * mg_options.splits (0: the rule). rows, ws: the launch's partial rows and workspace bytes. */
+static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long long n, long long k, int max_dim,
+                                   int x_aligned, long long G, int opt_splits, mg_sab_plan *pl, int *rows, size_t *ws,
+                                   char *why, size_t why_len) {
+    mg_sab_plan z = {0};
+    *pl = z;
+    if (G <= 0) G = 1;
+    if (m < 1 || n < 1 || k < 0) {
+        snprintf(why, why_len, "%s: M = %lld, N = %lld, K = %lld: needs M, N >= 1 and K >= 0", kd->name, m, n, k);
+        return -1;
+    }
+    pl->cfg = mg_sab_pick_cfg(kd, m);
+    if (pl->cfg < 0) {
+        snprintf(why, why_len, "%s is the small-M kernel: M = %lld > %d (x's rows ride wgmma's N side)", kd->name, m,
+                 kd->cfg[kd->ncfg - 1].nx);
+        return -1;
+    }
+    const mg_sab_shape *c = &kd->cfg[pl->cfg];
+    pl->nx = c->nx;
+    pl->wrows = c->wrows;
+    pl->consumers = c->consumers;
+    const long long tiles = mg_sab_cdiv(n, c->wrows), nk = mg_sab_nk(c, k);
+    if (tiles * MG_SAB_MAX_SPLITS > 0x7fffffffLL || nk > 0x7fffffffLL) {
+        snprintf(why, why_len, "%s: too many tiles (%lld) or k-blocks (%lld)", kd->name, tiles, nk);
+        return -1;
+    }
+    pl->tiles = (int)tiles;
+    pl->nk = (int)nk;
+    pl->slabs = (int)mg_sab_cdiv(n, MG_SAB_SLAB);
+    pl->splits = mg_sab_choose_splits(tiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
+    pl->units = pl->tiles * pl->splits;
+    pl->grid = (int)(pl->units < G ? pl->units : G);
+    /* x: read in place by TMA (16-byte rows and base), else a padded copy in the workspace (it is small: M <= 256) */
+    pl->x_ld = k;
+    if (k > 0 && ((k * kd->elem) % 16 != 0 || !x_aligned)) {
+        pl->pad_x = 1;
+        pl->x_ld = mg_sab_padded_ld(k, kd->elem);
+    }
+    *rows = mg_sab_partial_rows(n, max_dim);
+    /* the workspace layout */
+    size_t off = k > 0 ? mg_sab_count_bytes(kd, n, k, G) : 0;
+    pl->off_count = 0;
+    pl->off_x = off;
+    if (pl->pad_x) off += mg_sab_x_bytes(m, pl->x_ld, kd->elem);
+    pl->off_slots = off;
+    off += mg_sab_slot_bytes(c, tiles, pl->splits);
+    *ws = off;
+    return 0;
+}
+
+/* The plan in one line (mg_launch_plan::summary: --verbose, the bench's notes). */
+static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_plan *pl, char *buf, size_t len) {
+    const mg_sab_shape *c = &kd->cfg[pl->cfg];
+    snprintf(buf, len, "swap-AB n%d: %d W rows x bk %d (%d consumer%s, %d stages), %d tiles x %d split%s = %d units "
+             "on %d CTAs%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s", c->stages, pl->tiles,
+             pl->splits, pl->splits == 1 ? "" : "s", pl->units, pl->grid, pl->pad_x ? ", x padded" : "");
+}
+
+#endif /* MG_SWAPAB_POLICY_H */

@@ -1,0 +1,276 @@
+/* test_swapab_policy.c (suite "swapab_policy"): kernel 8's launch decisions (src/swapab_policy.h), CPU only: the
+ * x-tile width per M, the split-K rule, the workspace layout and the bounds the library allocates once, on the H200's
+ * 132 SMs and on other SM counts, for the tile configurations the build compiled in (tile_configs/wgmma_swapab.cfg). */
+#include "test_common.h"
+
+#include "mg_tiles.h"
+#include "swapab_policy.h"
+
+#define SMS 132
+
+static mg_sab_kernel K8_BF16, K8_TF32;
+static void describe_kernels(void) {
+    K8_BF16 = mg_sab_kernel8(MG_PREC_BF16);
+    K8_TF32 = mg_sab_kernel8(MG_PREC_TF32);
+}
+
+static mg_sab_plan plan_of(const mg_sab_kernel *kd, long long m, long long n, long long k, int md, int x_aligned,
+                           long long G, int splits, int *rows, size_t *ws) {
+    mg_sab_plan pl;
+    char why[160] = "";
+    cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, splits, &pl, rows, ws, why, sizeof why), 0, "%s", why);
+    return pl;
+}
+
+/* The configurations as the build has them: ascending x-tile widths ending at 256, the same in both precisions,
+ * bn = 64 x consumers, a stage row a multiple of 128 bytes, cluster 1. */
+Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
+    const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
+    for (int p = 0; p < 2; p++) {
+        const mg_sab_kernel *kd = kds[p];
+        cr_assert_eq(kd->ncfg, MG_SAB_NCFG);
+        cr_expect_eq(kd->cfg[kd->ncfg - 1].nx, MG_SAB_MAX_M, "the widest x tile covers M = 256");
+        for (int i = 0; i < kd->ncfg; i++) {
+            const mg_sab_shape *c = &kd->cfg[i];
+            cr_expect(c->consumers == 1 || c->consumers == 2, "cfg %d: %d consumers", i, c->consumers);
+            cr_expect_eq(c->wrows, MG_SAB_SLAB * c->consumers, "cfg %d: bn = 64 x consumers", i);
+            cr_expect_eq((c->bk * kd->elem) % 128, 0, "cfg %d: bk of whole 128-byte rows", i);
+            cr_expect_eq(c->cluster, 1);
+            cr_expect(c->nx % 8 == 0 && c->nx >= 8 && c->nx <= 256, "cfg %d: nx %d", i, c->nx);
+            if (i > 0) cr_expect_gt(c->nx, kd->cfg[i - 1].nx, "ascending nx");
+            cr_expect_eq(c->nx, K8_BF16.cfg[i].nx, "both precisions have the same x tiles");
+            cr_expect_eq(c->bk * kd->elem, K8_BF16.cfg[i].bk * K8_BF16.elem, "same stage bytes in both precisions");
+        }
+    }
+    cr_expect_eq(K8_BF16.elem, 2);
+    cr_expect_eq(K8_TF32.elem, 4);
+}
+
+/* Every m in 1..256 runs the smallest x tile that holds it; m > 256 runs none. */
+Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) {
+    for (int m = 1; m <= MG_SAB_MAX_M; m++) {
+        const int i = mg_sab_pick_cfg(&K8_BF16, m);
+        cr_assert(i >= 0, "m = %d: no configuration", m);
+        cr_expect_geq(K8_BF16.cfg[i].nx, m, "m = %d", m);
+        if (i > 0) cr_expect_lt(K8_BF16.cfg[i - 1].nx, m, "m = %d: a smaller tile would hold it", m);
+        cr_expect_eq(mg_sab_pick_cfg(&K8_TF32, m), i);
+    }
+    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 257), -1);
+    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 1024), -1);
+    int rows;
+    size_t ws;
+    mg_sab_plan pl;
+    char why[160] = "";
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 257, 8192, 8192, 1, 1, SMS, 0, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "M = 257 > 256") != NULL, "why: %s", why);
+}
+
+/* The split rule at N = K = 8192 on 132 SMs (the brief's numbers): M <= 64: 128 tiles of 64 W rows, S = 1;
+ * M = 65..256: 64 tiles of 128 W rows (two consumers), S = 2; 128 CTAs either way. */
+Test(swapab_policy, splits_at_n_k_8192, .init = describe_kernels) {
+    const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
+    for (int p = 0; p < 2; p++)
+        for (int m = 1; m <= MG_SAB_MAX_M; m++) {
+            int rows;
+            size_t ws;
+            const mg_sab_plan pl = plan_of(kds[p], m, 8192, 8192, 1, 1, SMS, 0, &rows, &ws);
+            const int small = m <= 64;
+            cr_expect_eq(pl.consumers, small ? 1 : 2, "%s m = %d", p ? "tf32" : "bf16", m);
+            cr_expect_eq(pl.tiles, small ? 128 : 64, "%s m = %d", p ? "tf32" : "bf16", m);
+            cr_expect_eq(pl.splits, small ? 1 : 2, "%s m = %d: S = %d", p ? "tf32" : "bf16", m, pl.splits);
+            cr_expect_eq(pl.units, 128);
+            cr_expect_eq(pl.grid, 128);
+            cr_expect_eq(pl.slabs, 128);
+            cr_expect_eq(rows, 128, "max_dim 1: one partial row per 64-row slab");
+            cr_expect_eq(pl.pad_x, 0);
+        }
+}
+
+/* Elsewhere the rule fills the SMs: narrow N splits K further, a few more tiles than SMs split in two. */
+Test(swapab_policy, splits_fill_the_sms, .init = describe_kernels) {
+    int rows;
+    size_t ws;
+    /* N = 1000, M = 1: 16 tiles of 64 rows; 8 splits of 8 k-blocks = 128 CTAs in one wave */
+    mg_sab_plan pl = plan_of(&K8_BF16, 1, 1000, 8192, 1, 1, SMS, 0, &rows, &ws);
+    cr_expect_eq(pl.tiles, 16);
+    cr_expect_eq(pl.splits, 8);
+    cr_expect_eq(pl.grid, 128);
+    cr_expect_eq(rows, 16);
+    /* N = 4096, M = 256: 32 tiles of 128 rows: 4 splits, 128 CTAs */
+    pl = plan_of(&K8_BF16, 256, 4096, 8192, 0, 1, SMS, 0, &rows, &ws);
+    cr_expect_eq(pl.tiles, 32);
+    cr_expect_eq(pl.splits, 4);
+    cr_expect_eq(rows, 1, "max_dim 0: one partial row");
+    /* 114 SMs (H100 PCIe), N = K = 8192, M = 1: 128 tiles would take two waves; 2 splits make 256 units on 114 CTAs
+     * (3 rounds of 32 k-blocks instead of 2 of 64) */
+    pl = plan_of(&K8_BF16, 1, 8192, 8192, 1, 1, 114, 0, &rows, &ws);
+    cr_expect_eq(pl.splits, 2);
+    cr_expect_eq(pl.grid, 114);
+    /* N = 16384 on 132 SMs: 256 tiles, about 2 waves of whole tiles: no split */
+    pl = plan_of(&K8_BF16, 8, 16384, 8192, 1, 1, SMS, 0, &rows, &ws);
+    cr_expect_eq(pl.tiles, 256);
+    cr_expect_eq(pl.splits, 1);
+    cr_expect_eq(pl.grid, SMS);
+    /* short K: at least 4 k-blocks per split. K = 512 bf16 at NX <= 64 is 4 k-blocks of 128: no split; K = 0: none */
+    pl = plan_of(&K8_BF16, 1, 1000, 512, 1, 1, SMS, 0, &rows, &ws);
+    cr_expect_eq(pl.splits, 1);
+    pl = plan_of(&K8_BF16, 1, 1000, 0, 1, 1, SMS, 0, &rows, &ws);
+    cr_expect_eq(pl.splits, 1);
+    cr_expect_eq(pl.nk, 0);
+    cr_expect_eq(ws, 0u, "K = 0: no workspace");
+}
+
+/* The split cap and the cost it is chosen by. */
+Test(swapab_policy, split_cap_and_cost) {
+    cr_expect_eq(mg_sab_split_cap(128, 64, SMS), 2, "one wave of tiles: S = 2 stays possible");
+    cr_expect_eq(mg_sab_split_cap(64, 128, SMS), 4);
+    cr_expect_eq(mg_sab_split_cap(1, 1000, SMS), MG_SAB_MAX_SPLITS);
+    cr_expect_eq(mg_sab_split_cap(1, 7, SMS), 1, "fewer than 2 x 4 k-blocks");
+    cr_expect_eq(mg_sab_split_cap(1, 8, SMS), 2);
+    cr_expect_eq(mg_sab_split_cap(264, 1000, SMS), 1, "two waves of tiles or more: no split");
+    cr_expect_eq(mg_sab_split_cap(10, 0, SMS), 1, "K = 0");
+    cr_expect_eq(mg_sab_split_cap(0, 10, SMS), 1);
+    cr_expect_eq(mg_sab_split_cap(10, 100, 0), 1);
+    /* the estimate: one wave of S = 1 against one wave of S = 2 with half the k-blocks and the handoff */
+    cr_expect_eq(mg_sab_split_cost(64, 128, 1, SMS, 256, 1), 128 * 96);
+    cr_expect_eq(mg_sab_split_cost(64, 128, 2, SMS, 256, 1), 64 * 96 + 2 * 96 + 3 * 256);
+    /* the option: clamped to the cap, 1 forces no split */
+    cr_expect_eq(mg_sab_choose_splits(64, 128, SMS, 256, 1, 0), 2);
+    cr_expect_eq(mg_sab_choose_splits(64, 128, SMS, 256, 1, 1), 1);
+    cr_expect_eq(mg_sab_choose_splits(64, 128, SMS, 256, 1, 3), 3);
+    cr_expect_eq(mg_sab_choose_splits(64, 128, SMS, 256, 1, 16), 4);
+    cr_expect_eq(mg_sab_choose_splits(128, 64, SMS, 8, 2, 0), 1);
+    cr_expect_eq(mg_sab_choose_splits(128, 64, SMS, 8, 2, 2), 2);
+}
+
+/* Every split cuts the k-blocks into contiguous ranges covering [0, nk) once, at least 4 each when S > 1 (the cap). */
+Test(swapab_policy, split_ranges_cover_k_once) {
+    const int nks[] = {1, 4, 7, 8, 33, 64, 128, 129, 1000};
+    for (size_t i = 0; i < sizeof nks / sizeof nks[0]; i++) {
+        const int nk = nks[i];
+        const int cap = mg_sab_split_cap(1, nk, SMS);
+        for (int S = 1; S <= cap; S++) {
+            int next = 0;
+            for (int s = 0; s < S; s++) {
+                int kb0, kb1;
+                mg_sab_split_range(nk, S, s, &kb0, &kb1);
+                cr_assert_eq(kb0, next, "nk %d S %d split %d starts at %d, expected %d", nk, S, s, kb0, next);
+                if (S > 1)
+                    cr_assert_geq(kb1 - kb0, MG_SAB_MIN_KB, "nk %d S %d split %d: %d k-blocks", nk, S, s, kb1 - kb0);
+                next = kb1;
+            }
+            cr_assert_eq(next, nk, "nk %d S %d: the splits end at %d", nk, S, next);
+        }
+    }
+}
+
+/* x is read in place when TMA can (16-byte rows and base), else copied with rows padded to 16 bytes. */
+Test(swapab_policy, x_padding, .init = describe_kernels) {
+    int rows;
+    size_t ws;
+    mg_sab_plan pl = plan_of(&K8_BF16, 3, 5000, 4100, 1, 1, SMS, 0, &rows, &ws);   /* 8200-byte rows */
+    cr_expect(pl.pad_x == 1 && pl.x_ld == 4104);
+    cr_expect_geq(pl.off_slots, pl.off_x + mg_sab_x_bytes(3, 4104, 2));
+    pl = plan_of(&K8_BF16, 3, 5000, 4096, 1, 0, SMS, 0, &rows, &ws);   /* misaligned base, 16-byte rows */
+    cr_expect(pl.pad_x == 1 && pl.x_ld == 4096);
+    pl = plan_of(&K8_BF16, 127, 257, 1, 1, 1, SMS, 0, &rows, &ws);     /* K = 1 */
+    cr_expect(pl.pad_x == 1 && pl.x_ld == 8);
+    pl = plan_of(&K8_TF32, 127, 257, 129, 0, 1, SMS, 0, &rows, &ws);
+    cr_expect(pl.pad_x == 1 && pl.x_ld == 132);
+    pl = plan_of(&K8_TF32, 64, 8192, 8192, 1, 1, SMS, 0, &rows, &ws);
+    cr_expect(pl.pad_x == 0 && pl.x_ld == 8192);
+}
+
+/* Every plan for every m <= M, every option and both x alignments lies within the bounds the library allocates once
+ * for M, and its workspace regions are in order and never overlap: [counters at 0][padded x][slots]. */
+Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
+    const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
+    const long long Ms[] = {1, 8, 64, 100, 256};
+    const long long shapes[][2] = {{8192, 8192}, {1000, 4100}, {257, 129}, {7, 0}, {1, 1}, {8190, 1}, {4096, 8192},
+                                   {300, 264}, {64, 100000}};
+    const long long sms[] = {SMS, 114, 1};
+    for (size_t ki = 0; ki < 2; ki++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (size_t gi = 0; gi < sizeof sms / sizeof sms[0]; gi++)
+                for (size_t mi = 0; mi < sizeof Ms / sizeof Ms[0]; mi++)
+                    for (int md = 0; md < 2; md++) {
+                        const long long M = Ms[mi], n = shapes[si][0], k = shapes[si][1], G = sms[gi];
+                        int brows;
+                        size_t bws;
+                        mg_sab_bounds(kds[ki], M, n, k, md, G, &brows, &bws);
+                        const size_t cbytes = k > 0 ? mg_sab_count_bytes(kds[ki], n, k, G) : 0;
+                        for (long long m = 1; m <= M; m = m == M ? M + 1 : m < 8 ? m + 1 : m * 2 < M ? m * 2 : M)
+                            for (int sp = 0; sp <= MG_SAB_MAX_SPLITS; sp += (sp < 4 ? 1 : 6))
+                                for (int al = 0; al < 2; al++) {
+                                    int rows;
+                                    size_t ws;
+                                    const mg_sab_plan pl = plan_of(kds[ki], m, n, k, md, al, G, sp, &rows, &ws);
+                                    const mg_sab_shape *c = &kds[ki]->cfg[pl.cfg];
+                                    const char *what = ki ? "tf32" : "bf16";
+                                    cr_assert(rows >= 1 && rows <= brows && ws <= bws,
+                                              "%s M=%lld m=%lld N=%lld K=%lld G=%lld md %d splits %d: %d rows (bound "
+                                              "%d), %zu bytes (bound %zu)", what, M, m, n, k, G, md, sp, rows, brows,
+                                              ws, bws);
+                                    cr_assert_eq(rows, md == 1 ? (int)mg_sab_cdiv(n, 64) : 1);
+                                    cr_assert(pl.splits >= 1 && pl.splits <= MG_SAB_MAX_SPLITS);
+                                    cr_assert(pl.splits <= mg_sab_split_cap(pl.tiles, pl.nk, G));
+                                    if (sp > 0) cr_assert(pl.splits <= sp, "the option is an upper bound");
+                                    cr_assert(pl.units == pl.tiles * pl.splits && pl.grid >= 1 && pl.grid <= G &&
+                                              pl.grid <= pl.units);
+                                    cr_assert_eq(pl.tiles, (int)mg_sab_cdiv(n, c->wrows));
+                                    cr_assert(c->nx >= m);
+                                    /* the regions, in order and apart */
+                                    cr_assert_eq(pl.off_count, 0u);
+                                    cr_assert_eq(pl.off_x, cbytes, "the counters' size does not depend on m");
+                                    cr_assert(pl.off_x <= pl.off_slots && pl.off_slots <= ws);
+                                    if (pl.pad_x)
+                                        cr_assert_geq(pl.off_slots, pl.off_x + (size_t)m * pl.x_ld * kds[ki]->elem);
+                                    else
+                                        cr_assert_eq(pl.off_slots, pl.off_x);
+                                    cr_assert_eq(ws, pl.off_slots + mg_sab_slot_bytes(c, pl.tiles, pl.splits));
+                                    if (pl.splits > 1) {
+                                        /* a counter per slab of every tile, and S slots of 64 x nx floats each */
+                                        cr_assert_geq(cbytes, (size_t)pl.tiles * c->consumers * sizeof(int));
+                                        cr_assert_geq(ws - pl.off_slots, (size_t)pl.tiles * c->consumers *
+                                                      pl.splits * 64 * c->nx * sizeof(float));
+                                    }
+                                    if (k == 0) cr_assert(ws == 0 && pl.splits == 1);
+                                }
+                    }
+}
+
+/* The workspace bound stays modest where the policy splits (N = K = 8192, M = 256: 2 x 64 x 2 slabs of 64 x 256
+ * floats is 16 MiB; the cap allows S = 4 there: 32 MiB, plus 4 MiB of x and the counters). */
+Test(swapab_policy, bounds_at_m_256, .init = describe_kernels) {
+    int rows;
+    size_t ws;
+    mg_sab_bounds(&K8_BF16, 256, 8192, 8192, 1, SMS, &rows, &ws);
+    cr_expect_eq(rows, 128);
+    const size_t slots = (size_t)64 * 2 * 4 * 64 * 256 * 4, x = (size_t)256 * 8192 * 2;
+    cr_expect_eq(ws, mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS) + x + slots, "%zu bytes", ws);
+    cr_expect_leq(ws, (size_t)40 << 20);
+}
+
+/* The brief's check: every m in 1..256 against the bounds of an M = 256 plan (the library sizes its buffers once, with
+ * the plan's M, for every batch it may run), with and without a split request, x aligned or not. */
+Test(swapab_policy, every_m_fits_the_m_256_bounds, .init = describe_kernels) {
+    const long long shapes[][2] = {{8192, 8192}, {1000, 4100}, {257, 129}, {130, 5000}};
+    const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
+    for (size_t ki = 0; ki < 2; ki++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int md = 0; md < 2; md++) {
+                int brows;
+                size_t bws;
+                mg_sab_bounds(kds[ki], 256, shapes[si][0], shapes[si][1], md, SMS, &brows, &bws);
+                for (long long m = 1; m <= 256; m++)
+                    for (int sp = 0; sp <= MG_SAB_MAX_SPLITS; sp += MG_SAB_MAX_SPLITS / 2)
+                        for (int al = 0; al < 2; al++) {
+                            int rows;
+                            size_t ws;
+                            plan_of(kds[ki], m, shapes[si][0], shapes[si][1], md, al, SMS, sp, &rows, &ws);
+                            cr_assert(rows <= brows && ws <= bws, "m = %lld N = %lld K = %lld md %d splits %d: %d rows "
+                                      "(bound %d), %zu bytes (bound %zu)", m, shapes[si][0], shapes[si][1], md, sp,
+                                      rows, brows, ws, bws);
+                        }
+            }
+}
