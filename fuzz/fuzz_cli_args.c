@@ -55,10 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (a.csv_path && (a.csv_path < buf || a.csv_path > buf + size || !a.csv_path[0])) abort();
         const mg_options *o = &a.opt;
         if ((int)o->tiles < 0 || o->tiles >= MG_TILES_COUNT) abort();
-        if (o->streamk != MG_SWITCH_AUTO && o->streamk != MG_SWITCH_OFF) abort();
+        if ((int)o->streamk < 0 || o->streamk >= MG_SWITCH_COUNT) abort();
         if ((int)o->mixed_panels < 0 || o->mixed_panels >= MG_SWITCH_COUNT) abort();
         if ((int)o->rem_split < 0 || o->rem_split >= MG_SWITCH_COUNT) abort();
         if ((o->pdl | 1) != 1 || (o->verbose | 1) != 1) abort();
+        if (o->splits < 0 || o->splits > MG_SPLITS_MAX) abort();
         if (o->shortcut_mode < 0 || o->shortcut_mode >= MG_SHORTCUT_MODE_COUNT) abort();
         if (a.command != MG_CMD_RUN) {   /* only run's flags change the fields */
             mg_cli_args d;

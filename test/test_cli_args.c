@@ -701,6 +701,11 @@ Test(cli_args, dispatch_option) {
     FAILS_WITH("option --dispatch needs a value", "run", "--dispatch");
     FAILS_WITH("unknown option '--dispatch' for 'maxgemm list'", "list", "--dispatch", "t.tsv");
     cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--dispatch FILE") != NULL, "run --help documents --dispatch");
+}
+
+/* The built binary refuses a table it cannot open, as a usage error, before anything runs. */
+Test(cli_args, binary_dispatch_option_checks_the_file) {
+    NEED_BIN();
     char out[4096];
     cr_assert_eq(run_cli("run --dispatch /nonexistent/t.tsv", out, sizeof out), 2, "%s", out);
     cr_assert(strstr(out, "--dispatch: dispatch table /nonexistent/t.tsv: cannot open") != NULL, "%s", out);

@@ -60,8 +60,9 @@ class Pick(unittest.TestCase):
         self.assertEqual(table_rows(text), [
             # M 1 and 2: gemv_stream (cublas_bf16x3's 1.50 is a baseline's, left out with the registry)
             ["bf16", "1", "1", "2", "gemv_stream", "auto", "1.050..1.100", "8192", "8192"],
-            # M 4 and 8: the variant beats auto; the ';' of the CSV and the key order are normalised
-            ["bf16", "1", "3", "8", "wgmma_ws", "tiles=small,streamk=off", "1.020..1.030", "8192", "8192"],
+            # M 4 and 8: the variant beats auto by more than the 2% margin; the ';' of the CSV and the key order are
+            # normalised
+            ["bf16", "1", "3", "8", "wgmma_ws", "tiles=small,streamk=off", "1.050..1.060", "8192", "8192"],
             # M 16: wgmma_ws measured twice, 1.20 and 1.00: geometric mean 1.095 < 1.096 (the arithmetic mean would win)
             ["bf16", "1", "9", "16", "wgmma_swapab", "auto", "1.096", "8192", "8192"],
             # M 32: the failed check, the skipped row, N = 1000, a table-chosen auto row and a short-circuit row are
@@ -75,6 +76,12 @@ class Pick(unittest.TestCase):
         self.assertIn("# commit:      abc123, def456", text)
         self.assertIn("# date:        2026-12-01T00:00:00Z, 2026-12-02T00:00:00Z", text)
         self.assertIn("# M 16:1.096", text)
+
+    def test_a_variant_within_the_margin_keeps_the_policy(self):
+        # M 4: 1.05 against the kernel's own 1.00; M 8: 1.06 against 1.01: neither beats auto by more than 6%
+        rc, text = run_pick([CSV, "--registry", REG, "--margin", "0.06"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(table_rows(text)[1][2:6], ["3", "8", "wgmma_ws", "auto"])
 
     def test_without_registry_every_kernel_but_0_competes(self):
         rc, text = run_pick([CSV])
