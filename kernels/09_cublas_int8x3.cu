@@ -50,12 +50,13 @@ constexpr int CMB_THREADS = 256;
 constexpr int CMB_COLS1 = 1024;   /* max_dim 1: columns per partial row (a warp per row walks them) */
 constexpr int CMB_ROWS0 = 32;     /* max_dim 0: rows per partial row (a thread per column walks them) */
 
-/* How the launch makes the partial rows (the private part of a launch plan, mg_launch_plan::priv). */
+/* How the launch makes the partial rows (the private part of a launch plan, mg_launch_plan::priv). The steps are
+ * src/ozaki.h's (MG_OZ_STEP_*): INT8 here is the pre-pass with slices, two GEMMs, combine, fallback. */
 enum int8x3_step {
-    STEP_NONE = 0,      /* empty output (M = 0 with max_dim 1, N = 0 with max_dim 0): nothing to enqueue */
-    STEP_ZERO,          /* K = 0: y = b; the pre-pass (no slices) and the combine without GEMMs */
-    STEP_FALLBACK,      /* K > MG_OZ_K_MAX: the guard flags every row; no slices, no GEMMs, the fallback does all */
-    STEP_INT8,          /* pre-pass with slices, two GEMMs, combine, fallback */
+    STEP_NONE = MG_OZ_STEP_NONE,
+    STEP_ZERO = MG_OZ_STEP_ZERO,
+    STEP_FALLBACK = MG_OZ_STEP_FALLBACK,
+    STEP_INT8 = MG_OZ_STEP_INT8,
 };
 struct int8x3_priv {
     int step;           /* int8x3_step */
@@ -69,15 +70,10 @@ struct int8x3_priv {
 static_assert(sizeof(int8x3_priv) <= sizeof(((mg_launch_plan *)nullptr)->priv.bytes),
               "int8x3_priv outgrows mg_launch_plan::priv");
 
-/* What prepare made (mg_prepared::state). */
-struct int8x3_state {
-    int8_t *w_sl;       /* np rows of 2 ldk bytes, [W_lo | W_hi]; NULL when no GEMM runs (K = 0 or K > MG_OZ_K_MAX) */
-    float *u_w;         /* np units (0 in the padding rows) */
-    mg_oz_wstats ws;    /* the guard's W maxima */
-    int n, k;
-};
+/* What prepare made (mg_prepared::state): the layer's weight side (src/ozaki.h). */
+typedef mg_oz_wstate int8x3_state;
 
-int gemm_runs(int64_t k) { return k > 0 && k <= MG_OZ_K_MAX; }
+int gemm_runs(int64_t k) { return mg_oz_int8_runs(k); }
 
 /* The workspace for a batch of m rows: the pre-pass's, then hh and cr when the GEMMs run. */
 size_t layout(const mg_problem *p, int64_t m, mg_oz_xlayout *xl, size_t *hh_off, size_t *cr_off) {
@@ -126,13 +122,10 @@ mg_status int8x3_plan(const mg_problem *p, const mg_device *dev, const mg_option
     mg_status st = int8x3_supports(p, dev ? dev->sm : 0);
     if (st != MG_OK) return st;
     int8x3_priv pp = {};
-    if (mg_partial_len(p) == 0)
-        pp.step = STEP_NONE;
-    else if (p->m == 0 || p->n == 0)
+    pp.step = mg_oz_step(p->m, p->n, p->k, p->max_dim);
+    if (pp.step < 0)
         return mg_set_error(MG_ERR_SHAPE, "cublas_int8x3: max over an empty dimension (M=%d, N=%d, max_dim %d)",
                             p->m, p->n, p->max_dim);
-    else
-        pp.step = p->k == 0 ? STEP_ZERO : p->k > MG_OZ_K_MAX ? STEP_FALLBACK : STEP_INT8;
     pp.vec = (p->align & MG_ALIGN_X16) && p->k % 4 == 0;
     pp.np = (int)mg_oz_np(p->n);
     pp.combine_rows = own_rows(p) - 1;
@@ -156,63 +149,8 @@ mg_status int8x3_plan(const mg_problem *p, const mg_device *dev, const mg_option
 void int8x3_release(void *state) {
     int8x3_state *s = (int8x3_state *)state;
     if (!s) return;
-    if (s->w_sl) cudaFree(s->w_sl);   /* release cannot report; a failed free leaks at worst */
-    if (s->u_w) cudaFree(s->u_w);
+    mg_oz_wstate_free(s);
     free(s);
-}
-
-/* W's per-row statistics (device, then downloaded) and, when the GEMMs run, its slices. */
-mg_status prepare_w(const mg_problem *p, const float *w, int8x3_state *s, int64_t *bad_rows, void *stream) {
-    const int64_t n = p->n, ldk = mg_oz_ld(p->k), np = mg_oz_np(p->n);
-    cudaStream_t st = (cudaStream_t)stream;
-    MG_CUDA_TRY(cudaMalloc((void **)&s->u_w, (size_t)np * sizeof(float)));
-    MG_CUDA_TRY(cudaMemsetAsync(s->u_w, 0, (size_t)np * sizeof(float), st));
-    if (gemm_runs(p->k)) {
-        MG_CUDA_TRY(cudaMalloc((void **)&s->w_sl, (size_t)np * 2 * (size_t)ldk));
-        MG_CUDA_TRY(cudaMemsetAsync(s->w_sl, 0, (size_t)np * 2 * (size_t)ldk, st));   /* padding rows stay zero */
-    }
-    /* per-row statistics: amax (float), n2 (double), nonfinite (int) */
-    const size_t stat_bytes = (size_t)n * (sizeof(float) + sizeof(double) + sizeof(int));
-    char *d_stats = NULL, *h_stats = (char *)malloc(stat_bytes);
-    float *h_u = (float *)malloc((size_t)n * sizeof(float));
-    if (!h_stats || !h_u) {
-        free(h_stats);
-        free(h_u);
-        return mg_set_error(MG_ERR_OUT_OF_MEMORY, "cublas_int8x3: host allocation of W's statistics failed");
-    }
-    cudaError_t e = cudaMalloc((void **)&d_stats, stat_bytes);
-    mg_status ret = MG_OK;
-    if (e == cudaSuccess) {
-        mg_oz_slice_args a = {};
-        a.src = w;
-        a.rows = n;
-        a.cols = p->k;
-        a.hi = s->w_sl ? s->w_sl + ldk : NULL;   /* W rows are [lo | hi] */
-        a.lo = s->w_sl;
-        a.kpad = ldk;
-        a.ld = 2 * ldk;
-        a.u = s->u_w;
-        a.n2 = (double *)d_stats;
-        a.amax = (float *)(d_stats + (size_t)n * sizeof(double));
-        a.nonfinite = (int *)(d_stats + (size_t)n * (sizeof(double) + sizeof(float)));
-        a.vec = (p->align & MG_ALIGN_W16) && p->k % 4 == 0;
-        ret = mg_oz_slice(&a, stream);
-        if (ret == MG_OK) e = cudaMemcpyAsync(h_stats, d_stats, stat_bytes, cudaMemcpyDeviceToHost, st);
-        if (ret == MG_OK && e == cudaSuccess)
-            e = cudaMemcpyAsync(h_u, s->u_w, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st);
-        if (ret == MG_OK && e == cudaSuccess) e = cudaStreamSynchronize(st);
-        cudaFree(d_stats);
-    }
-    if (ret == MG_OK && e != cudaSuccess)
-        ret = mg_set_error(MG_ERR_CUDA, "cublas_int8x3: W statistics: %s", cudaGetErrorString(e));
-    if (ret == MG_OK)
-        *bad_rows = mg_oz_wstats_reduce(h_u, (const float *)(h_stats + (size_t)n * sizeof(double)),
-                                        (const double *)h_stats,
-                                        (const int *)(h_stats + (size_t)n * (sizeof(double) + sizeof(float))), n,
-                                        &s->ws);
-    free(h_stats);
-    free(h_u);
-    return ret;
 }
 
 mg_status int8x3_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
@@ -229,10 +167,9 @@ mg_status int8x3_prepare(const mg_problem *p, const mg_device *dev, const void *
     if (!w && p->k > 0) return mg_set_error(MG_ERR_INVALID_ARG, "cublas_int8x3: W is NULL (N=%d K=%d)", p->n, p->k);
     int8x3_state *s = (int8x3_state *)calloc(1, sizeof *s);
     if (!s) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "cublas_int8x3: host allocation of the weight state failed");
-    s->n = p->n;
-    s->k = p->k;
     int64_t bad = 0;
-    st = prepare_w(p, (const float *)w, s, &bad, stream);
+    st = mg_oz_prepare_w((const float *)w, p->n, p->k, (p->align & MG_ALIGN_W16) && p->k % 4 == 0, "cublas_int8x3", s,
+                         &bad, stream);
     if (st != MG_OK || bad > 0) {
         int8x3_release(s);
         if (st == MG_OK) out->runner = &mg_ops_naive;   /* NaN / inf in W: the exact SIMT kernel runs on W itself */
@@ -318,24 +255,8 @@ mg_status int8x3_launch(const mg_launch_plan *lp, const mg_io *io, const void *s
     float *fb_row = io->partial + (size_t)pp.combine_rows * len;
 
     /* 1. the x pre-pass: slices, units, the guard's flags and list, the fallback row's -inf */
-    MG_CUDA_TRY(cudaMemsetAsync(count, 0, sizeof(int), st));
-    mg_oz_slice_args a = {};
-    a.src = (const float *)io->x;
-    a.rows = m;
-    a.cols = k;
-    a.hi = xs;                                       /* x rows are [hi | lo] */
-    a.lo = xs ? xs + ldk : NULL;
-    a.kpad = ldk;
-    a.ld = 2 * ldk;
-    a.u = ux;
-    a.w = s->ws;
-    a.flag = flag;
-    a.list = list;
-    a.count = count;
-    a.fill = fb_row;
-    a.fill_len = len;
-    a.vec = pp.vec;
-    mg_status ret = mg_oz_slice(&a, stream);
+    mg_status ret = mg_oz_prepass(&pp.xl, pp.step, (const float *)io->x, m, k, pp.vec, s->ws, io->ws, fb_row, len,
+                                  stream);
     if (ret != MG_OK) return ret;
 
     /* 2. hh and the cross sum (cuBLAS column-major: y_cm[np x m] = W_part^T x_part) */

@@ -10,12 +10,15 @@
  *   mg_oz_fallback  the exact fallback: a grid-stride loop over 16 x 16 tiles of (listed row, column); each thread one
  *                   output with kernel 1's arithmetic (fp32 FMA chain in k order, + b), the tile's row or column
  *                   maxima merged into the fallback partial row by an order-independent atomic max.
+ *   mg_oz_prepare_w / mg_oz_prepass  the host sequences kernels 9 and 10 share around them: W's slices, units and guard
+ *                   maxima at prepare; the per-launch x pre-pass into the workspace (src/ozaki.h).
  * Memory-bound: mg_oz_slice reads x twice (the second time mostly from cache) and writes half its bytes as slices;
  * at the headline (1024 x 8192) that is 32 MiB + 16 MiB, ~12-20 us (predicted; measured: not yet on a GPU).
  */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "mg_kernel.h"
 #include "ozaki.h"
@@ -217,4 +220,94 @@ extern "C" mg_status mg_oz_fallback(const float *x, const float *w, const float 
     oz_fallback_kernel<<<grid, dim3(FB, FB), 0, (cudaStream_t)stream>>>(x, w, b, n, k, max_dim, list, count, prow);
     MG_LAUNCH_CHECK();
     return MG_OK;
+}
+
+extern "C" void mg_oz_wstate_free(mg_oz_wstate *s) {
+    if (!s) return;
+    if (s->w_sl) cudaFree(s->w_sl);   /* release cannot report; a failed free leaks at worst */
+    if (s->u_w) cudaFree(s->u_w);
+    s->w_sl = NULL;
+    s->u_w = NULL;
+}
+
+/* W's per-row statistics (device, then downloaded) and, when the int8 products run, its slices. */
+extern "C" mg_status mg_oz_prepare_w(const float *w, int n_, int k_, int vec, const char *who, mg_oz_wstate *s,
+                                     int64_t *bad_rows, void *stream) {
+    const int64_t n = n_, ldk = mg_oz_ld(k_), np = mg_oz_np(n_);
+    cudaStream_t st = (cudaStream_t)stream;
+    s->n = n_;
+    s->k = k_;
+    MG_CUDA_TRY(cudaMalloc((void **)&s->u_w, (size_t)np * sizeof(float)));
+    MG_CUDA_TRY(cudaMemsetAsync(s->u_w, 0, (size_t)np * sizeof(float), st));
+    if (mg_oz_int8_runs(k_)) {
+        MG_CUDA_TRY(cudaMalloc((void **)&s->w_sl, (size_t)np * 2 * (size_t)ldk));
+        MG_CUDA_TRY(cudaMemsetAsync(s->w_sl, 0, (size_t)np * 2 * (size_t)ldk, st));   /* padding rows stay zero */
+    }
+    /* per-row statistics: amax (float), n2 (double), nonfinite (int) */
+    const size_t stat_bytes = (size_t)n * (sizeof(float) + sizeof(double) + sizeof(int));
+    char *d_stats = NULL, *h_stats = (char *)malloc(stat_bytes);
+    float *h_u = (float *)malloc((size_t)n * sizeof(float));
+    if (!h_stats || !h_u) {
+        free(h_stats);
+        free(h_u);
+        return mg_set_error(MG_ERR_OUT_OF_MEMORY, "%s: host allocation of W's statistics failed", who);
+    }
+    cudaError_t e = cudaMalloc((void **)&d_stats, stat_bytes);
+    mg_status ret = MG_OK;
+    if (e == cudaSuccess) {
+        mg_oz_slice_args a = {};
+        a.src = w;
+        a.rows = n;
+        a.cols = k_;
+        a.hi = s->w_sl ? s->w_sl + ldk : NULL;   /* W rows are [lo | hi] */
+        a.lo = s->w_sl;
+        a.kpad = ldk;
+        a.ld = 2 * ldk;
+        a.u = s->u_w;
+        a.n2 = (double *)d_stats;
+        a.amax = (float *)(d_stats + (size_t)n * sizeof(double));
+        a.nonfinite = (int *)(d_stats + (size_t)n * (sizeof(double) + sizeof(float)));
+        a.vec = vec;
+        ret = mg_oz_slice(&a, stream);
+        if (ret == MG_OK) e = cudaMemcpyAsync(h_stats, d_stats, stat_bytes, cudaMemcpyDeviceToHost, st);
+        if (ret == MG_OK && e == cudaSuccess)
+            e = cudaMemcpyAsync(h_u, s->u_w, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st);
+        if (ret == MG_OK && e == cudaSuccess) e = cudaStreamSynchronize(st);
+        cudaFree(d_stats);
+    }
+    if (ret == MG_OK && e != cudaSuccess)
+        ret = mg_set_error(MG_ERR_CUDA, "%s: W statistics: %s", who, cudaGetErrorString(e));
+    if (ret == MG_OK)
+        *bad_rows = mg_oz_wstats_reduce(h_u, (const float *)(h_stats + (size_t)n * sizeof(double)),
+                                        (const double *)h_stats,
+                                        (const int *)(h_stats + (size_t)n * (sizeof(double) + sizeof(float))), n,
+                                        &s->ws);
+    free(h_stats);
+    free(h_u);
+    return ret;
+}
+
+extern "C" mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, const float *x, int m, int k, int vec,
+                                   mg_oz_wstats w, void *ws_, float *fb_row, int fill_len, void *stream) {
+    char *ws = (char *)ws_;
+    int *count = (int *)(ws + xl->count_off);
+    int8_t *xs = step == MG_OZ_STEP_INT8 ? (int8_t *)(ws + xl->xs_off) : NULL;
+    MG_CUDA_TRY(cudaMemsetAsync(count, 0, sizeof(int), (cudaStream_t)stream));
+    mg_oz_slice_args a = {};
+    a.src = x;
+    a.rows = m;
+    a.cols = k;
+    a.hi = xs;                                       /* x rows are [hi | lo] */
+    a.lo = xs ? xs + xl->ldk : NULL;
+    a.kpad = xl->ldk;
+    a.ld = 2 * xl->ldk;
+    a.u = (float *)(ws + xl->ux_off);
+    a.w = w;
+    a.flag = (int *)(ws + xl->flag_off);
+    a.list = (int *)(ws + xl->list_off);
+    a.count = count;
+    a.fill = fb_row;
+    a.fill_len = fill_len;
+    a.vec = vec;
+    return mg_oz_slice(&a, stream);
 }

@@ -198,6 +198,31 @@ static inline void mg_oz_xlayout_make(int64_t m, int64_t k, int with_slices, mg_
     l->bytes = l->list_off + mg_oz_align256((size_t)m * 4);
 }
 
+/* ---- what a launch of this layer does, by shape (kernels 9 and 10 alike) -----------------------------------------
+ *   NONE      empty output (M = 0 with max_dim 1, N = 0 with max_dim 0): nothing to enqueue
+ *   ZERO      K = 0: y = b; the pre-pass (no slices) then the kernel's combine on zero sums
+ *   FALLBACK  K > MG_OZ_K_MAX: the guard flags every row; no slices, no int8 products, the fallback does all
+ *   INT8      the pre-pass with slices, the int8 products and their combine, the fallback for the flagged rows */
+enum { MG_OZ_STEP_NONE = 0, MG_OZ_STEP_ZERO, MG_OZ_STEP_FALLBACK, MG_OZ_STEP_INT8 };
+
+/* Whether the int8 products run at all (slices exist): 0 < K <= MG_OZ_K_MAX. */
+MG_OZ_FN int mg_oz_int8_runs(int64_t k) { return k > 0 && k <= MG_OZ_K_MAX; }
+
+/* The step of a problem, or -1 for a max over an empty dimension (M = 0 with max_dim 0, N = 0 with max_dim 1). */
+static inline int mg_oz_step(int64_t m, int64_t n, int64_t k, int max_dim) {
+    if ((max_dim == 1 ? m : n) == 0) return MG_OZ_STEP_NONE;
+    if (m == 0 || n == 0) return -1;
+    return k == 0 ? MG_OZ_STEP_ZERO : k > MG_OZ_K_MAX ? MG_OZ_STEP_FALLBACK : MG_OZ_STEP_INT8;
+}
+
+/* ---- the weight side, made once per mg_set_weights (kernels 9 and 10 share it: mg_oz_prepare_w) ------------------ */
+typedef struct mg_oz_wstate {
+    int8_t *w_sl;       /* np rows of 2 ldk bytes, [W_lo | W_hi]; NULL when no product runs (K = 0 or K > MG_OZ_K_MAX) */
+    float *u_w;         /* np units (0 in the padding rows) */
+    mg_oz_wstats ws;    /* the guard's W maxima */
+    int n, k;
+} mg_oz_wstate;
+
 /* ---- the device layer (kernels/ozaki_slice.cu) and its CPU twin (src/ozaki.c) -------------------------------------- */
 /* One slicing pass over a rows x cols fp32 matrix (dense, row stride cols): per row amax, sigma, u and (hi, lo
  * non-NULL) the slices: kpad bytes of row r at hi + r * ld and at lo + r * ld (cols <= kpad <= ld, kpad and ld
@@ -232,6 +257,21 @@ mg_status mg_oz_slice(const mg_oz_slice_args *a, void *stream);
  * prow = the fallback's partial row (m floats for max_dim 1, n for 0), already -inf. grid: mg_oz_fallback_grid. */
 mg_status mg_oz_fallback(const float *x, const float *w, const float *b, int m, int n, int k, int max_dim,
                          const int *list, const int *count, float *prow, int grid, void *stream);
+
+/* Device: W's slices (when mg_oz_int8_runs(k)), units and per-row statistics into *s (device buffers it allocates;
+ * s->n, s->k set), the statistics downloaded and reduced to s->ws (synchronises the stream). *bad_rows: W's rows
+ * holding a NaN or +-inf (s->ws leaves them out; the caller then names kernel 1 as the runner). vec: W 16-byte
+ * aligned and k % 4 == 0. who: the kernel's name for the messages. On failure the buffers made so far stay in *s
+ * for mg_oz_wstate_free. */
+mg_status mg_oz_prepare_w(const float *w, int n, int k, int vec, const char *who, mg_oz_wstate *s, int64_t *bad_rows,
+                          void *stream);
+/* Frees the device buffers of *s (not s itself); release cannot report, a failed free leaks at worst. */
+void mg_oz_wstate_free(mg_oz_wstate *s);
+/* Device: the x pre-pass of one launch into the workspace ws (layout xl): zeroes the count, then mg_oz_slice with the
+ * guard on W's maxima w: x slices ([hi | lo] rows of 2 ldk bytes, only for MG_OZ_STEP_INT8), u_x, flags, the list of
+ * flagged rows, and fb_row's fill_len floats set to -inf (the fallback's partial row). vec: 16-byte loads. */
+mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, const float *x, int m, int k, int vec, mg_oz_wstats w,
+                        void *ws, float *fb_row, int fill_len, void *stream);
 
 /* CPU: what mg_oz_slice does, with host pointers; the list comes out in ascending row order. */
 void mg_oz_slice_ref(const mg_oz_slice_args *a);

@@ -23,6 +23,7 @@ DECLARE_OPS(mg_ops_wgmma_bf16x3)
 DECLARE_OPS(mg_ops_gemv_stream)
 DECLARE_OPS(mg_ops_wgmma_swapab)
 DECLARE_OPS(mg_ops_cublas_int8x3)
+DECLARE_OPS(mg_ops_wgmma_int8x3)
 
 static const mg_kernel table[] = {
     /* id name            technique                                                                 precisions               sm  tile config     rank base device fn (ncu -k)  ops */
@@ -52,6 +53,10 @@ static const mg_kernel table[] = {
      * the exact fallback for the rows it flags. Not in auto (rank 0); a dispatch table decides. */
     {9, "cublas_int8x3", "cuBLAS int8 split precision: x, W scaled per row and sliced to s8 hi/lo, hh and the shared cross term in two GemmEx s8->s32 calls, combine + bias + max, a per-row range guard with an exact SIMT fallback",
                                                                                                      P_FP32,                   80, "-",            0, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_|oz_slice|oz_fallback|int8x3_combine", &mg_ops_cublas_int8x3, NULL},
+    /* issue 19 item 1: kernel 9's slices, guard and fallback with the three int8 products fused on s8 wgmma (the
+     * warp-specialized design of kernels 4 and 8). Not in auto (rank 0); a dispatch table decides. */
+    {10, "wgmma_int8x3", "fused int8 split precision: kernel 9's s8 hi/lo slices by TMA, three s8 wgmma per k32 step into two int32 accumulators (hh, shared cross), combine + bias + max in the epilogue, the per-row guard with the exact SIMT fallback",
+                                                                                                     P_FP32,                   90, "wgmma_int8x3", 0, 0, "int8x3_kernel|oz_slice|oz_fallback", &mg_ops_wgmma_int8x3, NULL},
 };
 
 int mg_registry_count(void) { return (int)(sizeof table / sizeof table[0]); }

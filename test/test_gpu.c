@@ -11,7 +11,8 @@
  *                  only the partial rows show whether a kernel's row maxima are right)
  *   gpu_int8x3     kernel 9's int8 layer (src/ozaki.h): the device slicing bit for bit against the CPU reference,
  *                  issue 19's adversarial inputs through the guard and the exact fallback at fp32's bar (the fallback
- *                  row bit for bit against kernel 1), determinism with flagged rows
+ *                  row bit for bit against kernel 1), determinism with flagged rows; all of it for kernel 10 (the
+ *                  fused s8 wgmma kernel on the same layer) too, and kernel 10's maxima bit for bit against kernel 9's
  *
  * Every output buffer is poisoned (NaN pattern) before the run, so a kernel that writes nothing fails.
  * On a mismatch the message names kernel, precision, shape, max_dim, the error and the first bad element.
@@ -1108,6 +1109,21 @@ static const mg_kernel *kernel9_or_skip(void) {
     return kern;
 }
 
+/* The kernels of the int8 layer this GPU runs: kernel 9 (skips the test without it) and kernel 10 (sm_90a) where it
+ * can; returns how many are in ks[0 ..]. */
+static int int8_kernels(const mg_kernel *ks[2]) {
+    ks[0] = kernel9_or_skip();
+    const mg_kernel *k10 = mg_registry_find_name("wgmma_int8x3");
+    const int sm = mg_test_sm();
+    if (k10 && mg_kernel_available(k10) && sm >= k10->min_sm && k10->ops->supports(&(mg_problem){1, 1, 1, 1,
+                                                                       MG_PREC_FP32, 0}, sm) == MG_OK) {
+        ks[1] = k10;
+        return 2;
+    }
+    cr_log_warn("kernel 10 (wgmma_int8x3) not runnable here: kernel 9 only");
+    return 1;
+}
+
 /* The adversarial inputs of issue 19's item 3 (on top of seed-like x, W, b):
  *   spikes     rows i % 5 != 0 get one element 10^(3 + i % 4) (1e3 .. 1e6) times the rest (U[0,1)); rows i % 5 == 0 stay
  *   negative   x ~ -U[0,1)
@@ -1173,6 +1189,25 @@ static double *i8_host_y(const float *x, const float *W, const float *b, int64_t
     return y;
 }
 
+/* One case's inputs (i8_inputs), on the host and copied to the device. */
+typedef struct { float *hx, *hw, *hb; void *x, *W, *b; } i8_io;
+static void i8_io_make(i8_io *io, i8_kind kind, int64_t m, int64_t n, int64_t k, uint64_t seed) {
+    io->hx = hmalloc((size_t)(m * k) * 4);
+    io->hw = hmalloc((size_t)(n * k) * 4);
+    io->hb = hmalloc((size_t)n * 4);
+    i8_inputs(kind, m, n, k, seed, io->hx, io->hw, io->hb);
+    io->x = dmalloc((size_t)(m * k) * 4);
+    io->W = dmalloc((size_t)(n * k) * 4);
+    io->b = dmalloc((size_t)n * 4);
+    MG_TEST_CUDA(cudaMemcpy(io->x, io->hx, (size_t)(m * k) * 4, cudaMemcpyHostToDevice));
+    MG_TEST_CUDA(cudaMemcpy(io->W, io->hw, (size_t)(n * k) * 4, cudaMemcpyHostToDevice));
+    MG_TEST_CUDA(cudaMemcpy(io->b, io->hb, (size_t)n * 4, cudaMemcpyHostToDevice));
+}
+static void i8_io_free(i8_io *io) {
+    free(io->hx); free(io->hw); free(io->hb);
+    MG_TEST_CUDA(cudaFree(io->x)); MG_TEST_CUDA(cudaFree(io->W)); MG_TEST_CUDA(cudaFree(io->b));
+}
+
 /* Runs kern directly (bounds, prepare, plan, launch) on device inputs; returns the partial rows (host copy,
  * d->lp.partial_rows x len) and leaves the run in *d (the caller frees it). */
 static float *i8_direct(mg_test_direct *d, const mg_kernel *kern, const mg_problem *p, const mg_device *dev,
@@ -1186,6 +1221,22 @@ static float *i8_direct(mg_test_direct *d, const mg_kernel *kern, const mg_probl
     float *hp = hmalloc((size_t)d->lp.partial_rows * len * sizeof(float));
     MG_TEST_CUDA(cudaMemcpy(hp, d->partial, (size_t)d->lp.partial_rows * len * sizeof(float), cudaMemcpyDeviceToHost));
     return hp;
+}
+
+/* Launches the run in *d runs - 1 more times (poisoned partial rows each time); each run's partial rows must equal
+ * first (run 0's host copy) bit for bit. */
+static void i8_rerun_same(mg_test_direct *d, const mg_problem *p, const mg_device *dev, const i8_io *io,
+                          const float *first, int runs, const char *what, cublasHandle_t h, cudaStream_t st) {
+    const size_t len = (size_t)mg_partial_len(p), bytes = (size_t)d->lp.partial_rows * len * sizeof(float);
+    float *again = hmalloc(bytes);
+    for (int run = 1; run < runs; run++) {
+        MG_TEST_OK(mg_poison(d->partial, (size_t)d->bound_rows * len, MG_PREC_FP32, st));
+        mg_test_direct_launch(d, p, dev, opts(), io->x, io->W, io->b, h, st);
+        MG_TEST_CUDA(cudaMemcpyAsync(again, d->partial, bytes, cudaMemcpyDeviceToHost, st));
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
+        cr_expect(memcmp(first, again, bytes) == 0, "%s: run %d's partial rows differ from run 0's", what, run);
+    }
+    free(again);
 }
 
 /* nanmax over rows 0 .. rows-1 of partial rows of len floats. */
@@ -1233,18 +1284,17 @@ static float *i8_public(const mg_kernel *kern, int64_t m, int64_t n, int64_t k, 
  *     computation near c = mean (c's own rounding exceeds 1e-4 there), so it is checked against kernel 1's output. */
 static void i8_case(const mg_kernel *k9, i8_kind kind, int64_t m, int64_t n, int64_t k, int dim, long want_count,
                     const mg_device *dev, cublasHandle_t h, cudaStream_t st) {
+    /* k9: kernel 9 or kernel 10 (the same layer, the same contract); the inputs are kernel 9's seeds for both */
     const size_t len = (size_t)(dim == 1 ? m : n);
     const double tol = mg_precision_tolerance(MG_PREC_FP32);
-    float *hx = hmalloc((size_t)(m * k) * 4), *hw = hmalloc((size_t)(n * k) * 4), *hb = hmalloc((size_t)n * 4);
-    i8_inputs(kind, m, n, k, case_seed(k9->id, 0, (int)kind, dim, (int)(k % 251)), hx, hw, hb);
-    void *x = dmalloc((size_t)(m * k) * 4), *W = dmalloc((size_t)(n * k) * 4), *b = dmalloc((size_t)n * 4);
-    MG_TEST_CUDA(cudaMemcpy(x, hx, (size_t)(m * k) * 4, cudaMemcpyHostToDevice));
-    MG_TEST_CUDA(cudaMemcpy(W, hw, (size_t)(n * k) * 4, cudaMemcpyHostToDevice));
-    MG_TEST_CUDA(cudaMemcpy(b, hb, (size_t)n * 4, cudaMemcpyHostToDevice));
+    i8_io io;
+    i8_io_make(&io, kind, m, n, k, case_seed(9, 0, (int)kind, dim, (int)(k % 251)));
+    const float *hx = io.hx, *hw = io.hw, *hb = io.hb;
+    const void *x = io.x, *W = io.W, *b = io.b;
     const mg_problem p = {(int)m, (int)n, (int)k, dim, MG_PREC_FP32, 0};
     char what[160];
-    snprintf(what, sizeof what, "kernel 9 '%s' M=%lld N=%lld K=%lld max_dim %d", i8_name(kind), (long long)m,
-             (long long)n, (long long)k, dim);
+    snprintf(what, sizeof what, "kernel %d '%s' M=%lld N=%lld K=%lld max_dim %d", k9->id, i8_name(kind),
+             (long long)m, (long long)n, (long long)k, dim);
 
     /* 1. partial maxima */
     double *y = i8_host_y(hx, hw, hb, m, n, k), *want = hmalloc(len * sizeof(double));
@@ -1331,9 +1381,9 @@ static void i8_case(const mg_kernel *k9, i8_kind kind, int64_t m, int64_t n, int
 
     mg_test_direct_free(&d9);
     mg_test_direct_free(&d1);
-    free(hx); free(hw); free(hb); free(y); free(want); free(hp); free(got); free(dflag); free(cu); free(cam);
+    free(y); free(want); free(hp); free(got); free(dflag); free(cu); free(cam);
     free(cn2); free(cnf); free(cflag); free(clist); free(hp1); free(naive); free(out); free(ref);
-    MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
+    i8_io_free(&io);
 }
 
 /* Issue 19's adversarial inputs through the guard and the fallback, both max_dims, at fp32's bar (i8_case says how):
@@ -1341,9 +1391,10 @@ static void i8_case(const mg_kernel *k9, i8_kind kind, int64_t m, int64_t n, int
  * row flagged: this baseline does not split K). K ~ 2048: the seed-like rows' bound is 7.3e-5, 1.16x inside tau (at
  * K = 1000 it is 8.0e-5: the Bernstein term grows as 1 / sqrt(K) under nn.Linear's init, notes/19_int8_ozaki.md
  * section 5); the expected counts were checked on the CPU with these seeds. */
-Test(gpu_int8x3, adversarial, .timeout = 900) {
+Test(gpu_int8x3, adversarial, .timeout = 1800) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *k9 = kernel9_or_skip();
+    const mg_kernel *ks[2];
+    const int nks = int8_kernels(ks);
     mg_device dev;
     cudaStream_t st;
     cublasHandle_t h;
@@ -1351,7 +1402,9 @@ Test(gpu_int8x3, adversarial, .timeout = 900) {
     /* rows flagged per kind at M = 64: spikes 4 of 5 rows, cauchy, W outlier and U[0,4) every row, nonfinite 5 rows,
      * the rest none */
     const long want64[I8_COUNT] = {0, 51, 0, 64, 0, 5, 64, 64};
+    for (int ki = 0; ki < nks; ki++)
     for (int dim = 1; dim >= 0; dim--) {
+        const mg_kernel *k9 = ks[ki];
         for (int kind = 0; kind < I8_COUNT; kind++)
             i8_case(k9, (i8_kind)kind, 64, 200, 2048, dim, want64[kind], &dev, h, st);
         i8_case(k9, I8_SPIKES, 37, 130, 2047, dim, 29, &dev, h, st);
@@ -1461,40 +1514,86 @@ Test(gpu_int8x3, slicing_matches_cpu, .timeout = 120) {
 
 /* Two (here: 20) runs on the same inputs give the same partial rows bit for bit, with rows flagged (spikes, NaN / inf:
  * the fallback's atomic maxima, the device list's order varies) and without. */
-Test(gpu_int8x3, deterministic, .timeout = 300) {
+Test(gpu_int8x3, deterministic, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *k9 = kernel9_or_skip();
+    const mg_kernel *ks[2];
+    const int nks = int8_kernels(ks);
     mg_device dev;
     cudaStream_t st;
     cublasHandle_t h;
     mg_test_launch_env(&st, &h, &dev);
     const i8_kind kinds[3] = {I8_SPIKES, I8_NONFINITE, I8_SEEDLIKE};
+    for (int kk = 0; kk < nks; kk++)
     for (int ki = 0; ki < 3; ki++)
         for (int dim = 1; dim >= 0; dim--) {
+            const mg_kernel *k9 = ks[kk];
             const int64_t m = 300, n = 1030, k = 1000;
-            const size_t len = (size_t)(dim == 1 ? m : n);
-            float *hx = hmalloc((size_t)(m * k) * 4), *hw = hmalloc((size_t)(n * k) * 4), *hb = hmalloc((size_t)n * 4);
-            i8_inputs(kinds[ki], m, n, k, 0xde7 + (uint64_t)ki, hx, hw, hb);
-            void *x = dmalloc((size_t)(m * k) * 4), *W = dmalloc((size_t)(n * k) * 4), *b = dmalloc((size_t)n * 4);
-            MG_TEST_CUDA(cudaMemcpy(x, hx, (size_t)(m * k) * 4, cudaMemcpyHostToDevice));
-            MG_TEST_CUDA(cudaMemcpy(W, hw, (size_t)(n * k) * 4, cudaMemcpyHostToDevice));
-            MG_TEST_CUDA(cudaMemcpy(b, hb, (size_t)n * 4, cudaMemcpyHostToDevice));
+            i8_io io;
+            i8_io_make(&io, kinds[ki], m, n, k, 0xde7 + (uint64_t)ki);
             const mg_problem p = {(int)m, (int)n, (int)k, dim, MG_PREC_FP32, 0};
             mg_test_direct d;
-            float *first = i8_direct(&d, k9, &p, &dev, x, W, b, h, st);
-            const size_t bytes = (size_t)d.lp.partial_rows * len * sizeof(float);
-            float *again = hmalloc(bytes);
-            for (int run = 1; run < 20; run++) {
-                MG_TEST_OK(mg_poison(d.partial, (size_t)d.bound_rows * len, MG_PREC_FP32, st));
-                mg_test_direct_launch(&d, &p, &dev, opts(), x, W, b, h, st);
-                MG_TEST_CUDA(cudaMemcpyAsync(again, d.partial, bytes, cudaMemcpyDeviceToHost, st));
-                MG_TEST_CUDA(cudaStreamSynchronize(st));
-                cr_expect(memcmp(first, again, bytes) == 0, "kernel 9 '%s' max_dim %d: run %d's partial rows differ from "
-                          "run 0's", i8_name(kinds[ki]), dim, run);
-            }
+            float *first = i8_direct(&d, k9, &p, &dev, io.x, io.W, io.b, h, st);
+            char what[96];
+            snprintf(what, sizeof what, "kernel %d '%s' max_dim %d", k9->id, i8_name(kinds[ki]), dim);
+            i8_rerun_same(&d, &p, &dev, &io, first, 20, what, h, st);
             mg_test_direct_free(&d);
-            free(hx); free(hw); free(hb); free(first); free(again);
-            MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
+            free(first);
+            i8_io_free(&io);
+        }
+    cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 10 against kernel 9, bit for bit: both slice x and W alike (the shared pre-pass and prepare), multiply exactly
+ * in int32 and combine with the same fp32 operations (mg_oz_combine), flag the same rows and run the same fallback;
+ * their partial rows are cut differently (src/int8x3_policy.h), so the maxima they reduce to (every partial row, the
+ * fallback's included) must be equal bit for bit (NaN to NaN). Shapes: 256 x 1024 x 2048 seed-like (the guard passes
+ * every row: checked, count 0), tails in M, N and K (300 x 1000 x 1000, 77 x 333 x 999 on the scalar pre-pass), and
+ * the spikes (rows flagged). Then kernel 10 twice more on the first shape: bit-identical partial rows. */
+Test(gpu_int8x3, kernel10_matches_kernel9, .timeout = 600) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *ks[2];
+    if (int8_kernels(ks) < 2) cr_skip_test("kernel 10 not runnable here");
+    mg_device dev;
+    cudaStream_t st;
+    cublasHandle_t h;
+    mg_test_launch_env(&st, &h, &dev);
+    const struct { int64_t m, n, k; i8_kind kind; long want_count; } cases[] = {
+        {256, 1024, 2048, I8_SEEDLIKE, 0}, {300, 1000, 1000, I8_SEEDLIKE, -1}, {77, 333, 999, I8_SEEDLIKE, -1},
+        {64, 200, 2048, I8_SPIKES, 51},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int dim = 1; dim >= 0; dim--) {
+            const int64_t m = cases[ci].m, n = cases[ci].n, k = cases[ci].k;
+            const size_t len = (size_t)(dim == 1 ? m : n);
+            i8_io io;
+            i8_io_make(&io, cases[ci].kind, m, n, k, 0x10a9 + ci);
+            const mg_problem p = {(int)m, (int)n, (int)k, dim, MG_PREC_FP32, MG_ALIGN_X16 | MG_ALIGN_W16};
+            mg_test_direct d9, d10;
+            float *hp9 = i8_direct(&d9, ks[0], &p, &dev, io.x, io.W, io.b, h, st);
+            float *hp10 = i8_direct(&d10, ks[1], &p, &dev, io.x, io.W, io.b, h, st);
+            float *g9 = i8_reduce(hp9, d9.lp.partial_rows, len), *g10 = i8_reduce(hp10, d10.lp.partial_rows, len);
+            size_t bad = 0, first = 0;
+            for (size_t i = 0; i < len; i++)
+                if (!same_or_nan(g9[i], g10[i]) && bad++ == 0) first = i;
+            cr_expect(bad == 0, "%lld x %lld x %lld '%s' max_dim %d: %zu of %zu maxima differ from kernel 9's; first [%zu]: "
+                      "kernel 9 %.9g (%a) kernel 10 %.9g (%a)", (long long)m, (long long)n, (long long)k,
+                      i8_name(cases[ci].kind), dim, bad, len, first, (double)g9[first], (double)g9[first],
+                      (double)g10[first], (double)g10[first]);
+            int count = -1;   /* the pre-pass's count sits at offset 0 of either workspace (src/ozaki.h) */
+            MG_TEST_CUDA(cudaMemcpy(&count, d10.ws, sizeof(int), cudaMemcpyDeviceToHost));
+            if (cases[ci].want_count >= 0)
+                cr_expect_eq(count, cases[ci].want_count, "%lld x %lld x %lld: %d rows flagged, expected %ld",
+                             (long long)m, (long long)n, (long long)k, count, cases[ci].want_count);
+            if (ci == 0) {   /* kernel 10 twice more: bit-identical partial rows */
+                char what[64];
+                snprintf(what, sizeof what, "kernel 10 max_dim %d", dim);
+                i8_rerun_same(&d10, &p, &dev, &io, hp10, 3, what, h, st);
+            }
+            mg_test_direct_free(&d9);
+            mg_test_direct_free(&d10);
+            free(hp9); free(hp10); free(g9); free(g10);
+            i8_io_free(&io);
         }
     cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
     MG_TEST_CUDA(cudaStreamDestroy(st));
