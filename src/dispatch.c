@@ -308,6 +308,9 @@ const mg_kernel *mg_dispatch_kernel(const mg_dispatch_row *r, const mg_problem *
     const mg_kernel *k = (r && p) ? named_kernel(r) : NULL;
     if (!k || !mg_kernel_available(k) || !(k->precisions & (1u << p->prec)) || sm < k->min_sm) return NULL;
     if (k->ops->supports && k->ops->supports(p, sm) != MG_OK) return NULL;
+    /* a kernel's own limits on where auto may take it (kernel 7's M, kernel 10's K) hold under a table too: the table
+     * is measured at one N x K per M, the limits say where that measurement does not carry over */
+    if (k->auto_fits && !k->auto_fits(p)) return NULL;
     return k;
 }
 

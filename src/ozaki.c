@@ -3,6 +3,7 @@
  * reduction of W's per-row statistics to the guard's three maxima (run by kernel 9's prepare on the downloaded
  * statistics, and by the CPU tests). */
 #include "ozaki.h"
+#include "mg_kernel.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,3 +61,5 @@ int64_t mg_oz_wstats_reduce(const float *u, const float *amax, const double *n2,
     }
     return bad;
 }
+
+int mg_oz_auto_fits(const mg_problem *p) { return p && p->k >= MG_OZ_AUTO_MIN_K && p->k <= MG_OZ_K_MAX; }

@@ -89,6 +89,7 @@
 #define MG_OZ_KPAD 16                   /* slice rows are K padded to a multiple of this many bytes */
 #define MG_OZ_NPAD 4                    /* kernel 9 pads N (W's rows, the int32 outputs' row stride) to this */
 #define MG_OZ_K_MAX 66052               /* (2^31 - 1) / (2 * 127 * 128): the shared cross sum cannot overflow */
+#define MG_OZ_AUTO_MIN_K 1024           /* auto's lower K for kernel 10 (mg_oz_auto_fits) */
 #define MG_OZ_TAU 8.5e-5                /* the guard's |y error| target: 1e-4 / 1.129 less the mean's share */
 #define MG_OZ_GUARD_L 21.416413017506358   /* ln(2 / 1e-9): Bernstein at a 1e-9 tail per output */
 #define MG_OZ_LO_VAR 5461.25            /* E lo^2 for lo uniform on -128..127: (256^2 - 1) / 12 */
@@ -281,6 +282,15 @@ int64_t mg_oz_wstats_reduce(const float *u, const float *amax, const double *n2,
                             mg_oz_wstats *out);
 #ifdef __cplusplus
 }
+#endif
+
+#ifndef __CUDACC__
+/* Where auto (and a dispatch table) may take kernel 10: MG_OZ_AUTO_MIN_K <= K <= MG_OZ_K_MAX. Below K ~ 650 the guard
+ * flags nn.Linear-initialised rows (notes/19_int8_ozaki.md section 5: its bound grows as 1 / sqrt(K)), so every row
+ * would take the exact SIMT fallback; above MG_OZ_K_MAX every row does. Correct either way, but slow: auto keeps
+ * kernel 6 there. An explicit --kernel 10 still runs any K. */
+struct mg_problem;
+int mg_oz_auto_fits(const struct mg_problem *p);
 #endif
 
 #endif /* MG_OZAKI_H */

@@ -2,6 +2,7 @@
  * read this table and nothing else. Each kernel's code lives in kernels/NN_<name>.cu and exports one
  * mg_kernel_ops named mg_ops_<name>; the table references it directly, so linking the table links every kernel. */
 #include "gemv_stream.h"
+#include "ozaki.h"
 #include "mg_kernel.h"
 
 #include <stdlib.h>
@@ -54,9 +55,10 @@ static const mg_kernel table[] = {
     {9, "cublas_int8x3", "cuBLAS int8 split precision: x, W scaled per row and sliced to s8 hi/lo, hh and the shared cross term in two GemmEx s8->s32 calls, combine + bias + max, a per-row range guard with an exact SIMT fallback",
                                                                                                      P_FP32,                   80, "-",            0, 1, "xmma|cutlass|sgemm|gemmk|gemv|sm90_|oz_slice|oz_fallback|int8x3_combine", &mg_ops_cublas_int8x3, NULL},
     /* issue 19 item 1: kernel 9's slices, guard and fallback with the three int8 products fused on s8 wgmma (the
-     * warp-specialized design of kernels 4 and 8). Not in auto (rank 0); a dispatch table decides. */
+     * warp-specialized design of kernels 4 and 8). Not in auto by rank (0): the dispatch table places it, within
+     * mg_oz_auto_fits (K from 1024 to 66052). */
     {10, "wgmma_int8x3", "fused int8 split precision: kernel 9's s8 hi/lo slices by TMA, three s8 wgmma per k32 step into two int32 accumulators (hh, shared cross), combine + bias + max in the epilogue, the per-row guard with the exact SIMT fallback",
-                                                                                                     P_FP32,                   90, "wgmma_int8x3", 0, 0, "int8x3_kernel|oz_slice|oz_fallback", &mg_ops_wgmma_int8x3, NULL},
+                                                                                                     P_FP32,                   90, "wgmma_int8x3", 0, 0, "int8x3_kernel|oz_slice|oz_fallback", &mg_ops_wgmma_int8x3, mg_oz_auto_fits},
 };
 
 int mg_registry_count(void) { return (int)(sizeof table / sizeof table[0]); }
