@@ -243,18 +243,23 @@ class Compile(unittest.TestCase):
             self.assertIsNotNone(out.grad_fn)
         self.assertTrue(same(out.detach(), ref(x).detach()))
 
+    def assert_same_backward(self, ref, new, run_new, x):
+        """ref(x) and run_new(x) (new itself, or a compiled new) give the same output and, for one random output
+        gradient, the same gradients of x and of ref's / new's parameters, bit for bit."""
+        x1, x2 = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        out_ref, out_new = ref(x1), run_new(x2)
+        self.assertTrue(same(out_ref.detach(), out_new.detach()))
+        g = torch.randn_like(out_ref)
+        out_ref.backward(g)
+        out_new.backward(g)
+        self.assertTrue(same(x1.grad, x2.grad))
+        self.assertTrue(same(ref.gemm.weight.grad, new.gemm.weight.grad))
+        self.assertTrue(same(ref.gemm.bias.grad, new.gemm.bias.grad))
+
     def test_autograd_matches_model(self):
         for md in (1, 0):
             ref, new = self.models(md)
-            x = torch.randn(6, 32)
-            x1, x2 = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
-            out_ref, out_new = ref(x1), new(x2)
-            g = torch.randn_like(out_ref)
-            out_ref.backward(g)
-            out_new.backward(g)
-            self.assertTrue(same(x1.grad, x2.grad))
-            self.assertTrue(same(ref.gemm.weight.grad, new.gemm.weight.grad))
-            self.assertTrue(same(ref.gemm.bias.grad, new.gemm.bias.grad))
+            self.assert_same_backward(ref, new, new, torch.randn(6, 32))
 
     def test_compile_fullgraph_inference(self):
         from torch._inductor.compile_fx import compile_fx
@@ -311,16 +316,7 @@ class Compile(unittest.TestCase):
         for md in (1, 0):
             ref, new = self.models(md)
             compiled = torch.compile(new, fullgraph=True, backend="aot_eager")
-            x = torch.randn(7, 32)
-            x1, x2 = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
-            out_ref, out_new = ref(x1), compiled(x2)
-            self.assertTrue(same(out_ref.detach(), out_new.detach()))
-            g = torch.randn_like(out_ref)
-            out_ref.backward(g)
-            out_new.backward(g)
-            self.assertTrue(same(x1.grad, x2.grad))
-            self.assertTrue(same(ref.gemm.weight.grad, new.gemm.weight.grad))
-            self.assertTrue(same(ref.gemm.bias.grad, new.gemm.bias.grad))
+            self.assert_same_backward(ref, new, compiled, torch.randn(7, 32))
 
     def test_fake_shapes(self):
         from torch._subclasses.fake_tensor import FakeTensorMode

@@ -172,11 +172,9 @@ static inline int mg_ws_partial_rows(const mg_ws_shape *c, long long m, long lon
     return (int)(max_dim == 1 ? mg_ws_cdiv(n, c->bn) + (mixed ? 1 : 0) : mg_ws_cdiv(m, 64));
 }
 
-/* Whether stream-K may split tiles of configuration c for some batch m <= M and some options (bounds): with
- * --streamk force any grid with a partial last wave may, when k gives the G ranges at least 4 k-iterations. */
-static inline int mg_ws_streamk_possible(const mg_ws_shape *c, long long M, long long n, long long k, long long G) {
-    (void)M;
-    (void)n;
+/* Whether stream-K may split tiles of configuration c for some batch and some options (bounds): with --streamk force
+ * any grid with a partial last wave may (whatever M and N), when k gives the G ranges at least 4 k-iterations. */
+static inline int mg_ws_streamk_possible(const mg_ws_shape *c, long long k, long long G) {
     if (k == 0 || G <= 0) return 0;
     return (G - 1) * mg_ws_cdiv(k, c->bk) >= 4LL * G;
 }
@@ -189,7 +187,7 @@ static inline void mg_ws_bounds(const mg_ws_kernel *kd, long long M, long long n
     for (int i = 0; i < kd->ncfg; i++) {
         const int ri = mg_ws_partial_rows(&kd->cfg[i], M, n, max_dim, kd->panels && i == MG_WS_TILES_MAIN);
         if (ri > r) r = ri;
-        if (mg_ws_streamk_possible(&kd->cfg[i], M, n, k, G)) {
+        if (mg_ws_streamk_possible(&kd->cfg[i], k, G)) {
             const size_t s = mg_ws_slot_bytes(&kd->cfg[i], G);
             if (s > slots) slots = s;
         }

@@ -697,10 +697,16 @@ ParameterizedTest(int *idx, gpu_kernels, partial_maxima, .timeout = 120) {
     cr_expect(ran > 0, "kernel %d (%s) ran no partial-maxima case", kern->id, kern->name);
 }
 
-/* Kernel 4 (the tests of its launch choices), or skips the test where this build or GPU cannot run it. */
-static const mg_kernel *kernel4_or_skip(void) {
-    const mg_kernel *kern = mg_registry_find(4);
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 4 not runnable here");
+/* The kernel with registry number id if this build and this GPU can run it, else NULL. */
+static const mg_kernel *runnable_kernel(int id) {
+    const mg_kernel *kern = mg_registry_find(id);
+    return (kern && mg_kernel_available(kern) && mg_test_sm() >= kern->min_sm) ? kern : NULL;
+}
+
+/* runnable_kernel(id), or skips the test (the tests of one kernel's launch choices). */
+static const mg_kernel *kernel_or_skip(int id) {
+    const mg_kernel *kern = runnable_kernel(id);
+    if (!kern) cr_skip_test("kernel %d not runnable here", id);
     return kern;
 }
 
@@ -710,7 +716,7 @@ static const mg_kernel *kernel4_or_skip(void) {
  * N = 8190 (33 panels, the last one ragged), 7936 (32 narrow panels, none wide), 8192 (the headline's N). */
 Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel4_or_skip();
+    const mg_kernel *kern = kernel_or_skip(4);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1000, 8190, 24}, {129, 7936, 40}, {300, 8192, 16}};
@@ -744,7 +750,7 @@ Test(gpu_kernels, ws_mixed_panels, .timeout = 600) {
  * 8192 (r = 8, 16 chunks), 8185 (r = 1); M = 300 shifts the last row of tiles (tile_row0). */
 Test(gpu_kernels, ws_rem_split, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel4_or_skip();
+    const mg_kernel *kern = kernel_or_skip(4);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1000, 8190, 72}, {300, 8192, 520}, {129, 8185, 200}};
@@ -782,8 +788,7 @@ Test(gpu_kernels, ws_rem_split, .timeout = 600) {
  * W and b, both max_dims, every precision; the partial maxima against fp64; and auto's choice of it up to its limits. */
 Test(gpu_kernels, gemv_stream_small_m, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = mg_registry_find_name("gemv_stream");
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 7 not runnable here");
+    const mg_kernel *kern = kernel_or_skip(7);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     /* 16-byte path in every precision: 1 x 8192 x 1024, 2 x 1000 x 520, 3 x 4099 x 264, 9 x 130 x 72 (a second
@@ -852,8 +857,8 @@ Test(gpu_kernels, stream_k_sub_batches, .timeout = 300) {
     MG_TEST_CUDA(cudaStreamCreate(&st));
     int ran = 0;
     for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
-        const mg_kernel *kern = mg_registry_find(cfgs[ci].kernel);
-        if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) continue;
+        const mg_kernel *kern = runnable_kernel(cfgs[ci].kernel);
+        if (!kern) continue;
         const mg_precision pr = cfgs[ci].prec;
         const int64_t k = cfgs[ci].k, M = cfgs[ci].M;
         const int64_t rows[] = {M, 64, M, 3, 200, M};
@@ -910,8 +915,8 @@ Test(gpu_kernels, ws_streamk_force, .timeout = 900) {
     const shape3 main_shapes[] = {{300, 8192, 520}, {3, 5000, 4100}};
     int ran = 0;
     for (int id = 4; id <= 6; id += 2) {
-        const mg_kernel *kern = mg_registry_find(id);
-        if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) continue;
+        const mg_kernel *kern = runnable_kernel(id);
+        if (!kern) continue;
         opt_reset();
         g_opt.streamk = MG_SWITCH_FORCE;
         if (id == 4) {
@@ -936,7 +941,7 @@ Test(gpu_kernels, ws_streamk_force, .timeout = 900) {
  * the partial maxima, the only check of the max_dim 1 row maxima), whichever the automatic choice would be. */
 Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel4_or_skip();
+    const mg_kernel *kern = kernel_or_skip(4);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 pm[] = {{1, 1, 1}, {17, 33, 65}, {127, 257, 129}, {5, 7, 0}, {300, 520, 264}, {3, 5000, 4100},
@@ -956,20 +961,13 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
 
 /* ---- kernel 8 (wgmma_swapab): split-K ------------------------------------------------------------------------------ */
 
-/* Kernel 8, or skips the test where this build or GPU cannot run it. */
-static const mg_kernel *kernel8_or_skip(void) {
-    const mg_kernel *kern = mg_registry_find_name("wgmma_swapab");
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 8 not runnable here");
-    return kern;
-}
-
 /* Kernel 8 with its split-K forced (mg_options.splits = 2, 3, 4: the generic suites meet it at S = 1 only on an H200,
  * whose 132 SMs the small shapes' tiles leave half idle only where K is too short to split): through the public API
  * (odd shapes; M = 127, N = 257 and M = 65, N = 700 have a second consumer's slab wholly past N; planted NaN/inf at a K
  * long enough to split) and in the partial maxima against fp64. */
 Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel8_or_skip();
+    const mg_kernel *kern = kernel_or_skip(8);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 api[] = {{2, 1000, 4100}, {127, 257, 1000}, {256, 8192, 1024}, {65, 700, 3000}, {200, 1000, 1032},
@@ -1090,7 +1088,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
 
 Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel8_or_skip();
+    const mg_kernel *kern = kernel_or_skip(8);
     /* S within each shape's cap in both precisions (src/swapab_policy.h mg_sab_split_cap; tf32 has twice the k-blocks) */
     const struct { int64_t m, n, k; int S; } cases[] = {
         {256, 8192, 1024, 2}, {256, 8192, 1024, 4}, {3, 1000, 4100, 8}, {127, 257, 1000, 3}, {64, 130, 1100, 2},
@@ -1106,21 +1104,12 @@ Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
 
 /* ---- kernel 9 (cublas_int8x3): the int8 slicing layer, its guard and the exact fallback (src/ozaki.h) --------------- */
 
-/* Kernel 9, or skips the test where this build or GPU cannot run it. */
-static const mg_kernel *kernel9_or_skip(void) {
-    const mg_kernel *kern = mg_registry_find_name("cublas_int8x3");
-    if (!kern || !mg_kernel_available(kern) || mg_test_sm() < kern->min_sm) cr_skip_test("kernel 9 not runnable here");
-    return kern;
-}
-
 /* The kernels of the int8 layer this GPU runs: kernel 9 (skips the test without it) and kernel 10 (sm_90a) where it
  * can; returns how many are in ks[0 ..]. */
 static int int8_kernels(const mg_kernel *ks[2]) {
-    ks[0] = kernel9_or_skip();
-    const mg_kernel *k10 = mg_registry_find_name("wgmma_int8x3");
-    const int sm = mg_test_sm();
-    if (k10 && mg_kernel_available(k10) && sm >= k10->min_sm && k10->ops->supports(&(mg_problem){1, 1, 1, 1,
-                                                                       MG_PREC_FP32, 0}, sm) == MG_OK) {
+    ks[0] = kernel_or_skip(9);
+    const mg_kernel *k10 = runnable_kernel(10);
+    if (k10 && k10->ops->supports(&(mg_problem){1, 1, 1, 1, MG_PREC_FP32, 0}, mg_test_sm()) == MG_OK) {
         ks[1] = k10;
         return 2;
     }
