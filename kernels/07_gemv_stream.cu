@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "gemv_stream.h"
+#include "gemv_epilogue.cuh"
 #include "mg_kernel.h"
 
 namespace {
@@ -156,38 +157,7 @@ __global__ void __launch_bounds__(WARPS * 32) gemv_stream_kernel(const T *__rest
             acc[r][m] = ok ? s + mg_to_f32(b[min(j0 + r, N - 1)]) : -INFINITY;
         }
 
-    if (max_dim == 1) {
-        /* the max over the block's 32 columns per row: the warp's R columns, then the 8 warps through smem */
-        if (lane == 0) {
-#pragma unroll
-            for (int m = 0; m < MT; m++) {
-                float v = acc[0][m];
-#pragma unroll
-                for (int r = 1; r < R; r++) v = mg_nanmaxf(v, acc[r][m]);
-                red[warp][m] = v;
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x < rows) {
-            float v = red[0][threadIdx.x];
-#pragma unroll
-            for (int q = 1; q < WARPS; q++) v = mg_nanmaxf(v, red[q][threadIdx.x]);
-            partial[(size_t)blockIdx.x * M + i0 + threadIdx.x] = v;
-        }
-    } else {
-        /* the max over the group's rows per column: lane r writes column j0 + r */
-        if (lane < R) {
-            float v = -INFINITY;
-#pragma unroll
-            for (int r = 0; r < R; r++)
-                if (r == lane) {
-                    v = acc[r][0];
-#pragma unroll
-                    for (int m = 1; m < MT; m++) v = mg_nanmaxf(v, acc[r][m]);
-                }
-            if (j0 + lane < N) partial[(size_t)blockIdx.y * N + j0 + lane] = v;
-        }
-    }
+    mg_gemv_store_maxima<WARPS, R, MT>(acc, red, warp, lane, j0, i0, rows, M, N, max_dim, partial);
 }
 
 /* The private part of a launch plan (mg_launch_plan::priv): the instantiation and the grid. */

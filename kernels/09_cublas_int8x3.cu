@@ -256,8 +256,8 @@ mg_status int8x3_launch(const mg_launch_plan *lp, const mg_io *io, const void *s
     float *fb_row = io->partial + (size_t)pp.combine_rows * len;
 
     /* 1. the x pre-pass: slices, units, the guard's flags and list, the fallback row's -inf */
-    mg_status ret = mg_oz_prepass(&pp.xl, pp.step, (const float *)io->x, m, k, pp.vec, s->ws, io->ws, fb_row, len,
-                                  stream);
+    mg_status ret = mg_oz_prepass(&pp.xl, pp.step, MG_OZ_GUARD_X3, (const float *)io->x, m, k, pp.vec, s->ws, io->ws,
+                                  fb_row, len, stream);
     if (ret != MG_OK) return ret;
 
     /* 2. hh and the cross sum (cuBLAS column-major: y_cm[np x m] = W_part^T x_part) */

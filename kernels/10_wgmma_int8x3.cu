@@ -175,7 +175,8 @@ mg_status i8_launch(const mg_launch_plan *lp, const mg_io *io, const void *state
     float *fb_row = io->partial + (size_t)pl.main_rows * len;
 
     /* 1. the x pre-pass (shared with kernel 9): slices, u_x, the guard's flags and list, the fallback row's -inf */
-    mg_status ret = mg_oz_prepass(&pl.xl, pl.step, (const float *)io->x, m, k, pl.vec, s->w.ws, ws, fb_row, len, stream);
+    mg_status ret = mg_oz_prepass(&pl.xl, pl.step, MG_OZ_GUARD_X3, (const float *)io->x, m, k, pl.vec, s->w.ws, ws,
+                                  fb_row, len, stream);
     if (ret != MG_OK) return ret;
 
     /* 2. the fused kernel (nk = 0 for K = 0 and K > 66052: its epilogue alone) */

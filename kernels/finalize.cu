@@ -212,17 +212,6 @@ int grid_for(int len, int per_block, int cap) {
     return g < cap ? g : cap;
 }
 
-/* Whether this launch may use PDL: when the options ask for it (mg_options.pdl), and not while st is being
- * captured. */
-bool use_pdl(bool want, cudaStream_t st) {
-    if (!want) return false;
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(st, &cs) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return cs == cudaStreamCaptureStatusNone;
-}
 
 /* kern<<<grid, FIN_THREADS, 0, st>>>(args...), with the PDL attribute when pdl. */
 template <typename... KArgs, typename... Args>
@@ -243,7 +232,7 @@ mg_status launch(bool pdl, void (*kern)(KArgs...), int grid, cudaStream_t st, Ar
 template <typename OutT>
 mg_status finalize_typed(const float *partial, int ntiles, int len, int max_dim, OutT *out, void *scratch,
                          const float *rem, int rem_cols, int rem_chunks, bool want_pdl, cudaStream_t st) {
-    const bool pdl = use_pdl(want_pdl, st);
+    const bool pdl = mg_pdl_usable(want_pdl, st) != 0;
     if (max_dim == 1) {
         const int lenq = len, rc = rem_chunks > 0 ? rem_cols : 0;
         /* positions per block: 1 for one row, 8 up to 8 rows (kernel 7's M <= 8), else a warp's 32 */
@@ -301,4 +290,15 @@ extern "C" mg_status mg_finalize_rem(const float *partial, int ntiles, int len, 
         return finalize_typed(partial, ntiles, len, max_dim, (__nv_bfloat16 *)out, scratch, rem, rem_cols, rem_chunks,
                               pdl != 0, st);
     return finalize_typed(partial, ntiles, len, max_dim, (float *)out, scratch, rem, rem_cols, rem_chunks, pdl != 0, st);
+}
+
+/* src/mg_kernel.h: PDL when the options ask for it (mg_options.pdl) and st is not being captured. */
+extern "C" int mg_pdl_usable(int want, void *stream) {
+    if (!want) return 0;
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return cs == cudaStreamCaptureStatusNone;
 }

@@ -78,6 +78,8 @@ __device__ __forceinline__ uint32_t pack4(int8_t a, int8_t b, int8_t c, int8_t d
 
 template <bool VEC>
 __global__ void __launch_bounds__(kThreads) oz_slice_kernel(const mg_oz_slice_args a) {
+    /* a kernel launched after it with PDL (kernel 11) may start now; it waits (griddepcontrol.wait) before reading */
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     __shared__ float sh_sigma;
     for (int64_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
         const float *v = a.src + r * a.cols;
@@ -100,7 +102,7 @@ __global__ void __launch_bounds__(kThreads) oz_slice_kernel(const mg_oz_slice_ar
             if (a.n2) a.n2[r] = s.n2;
             if (a.nonfinite) a.nonfinite[r] = s.bad;
             if (a.flag) {
-                const int route = mg_oz_route(a.cols, s.bad, s.amax, s.n2, u, a.w);
+                const int route = mg_oz_route_g(a.guard, a.cols, s.bad, s.amax, s.n2, u, a.w);
                 a.flag[r] = route;
                 if (route != MG_OZ_PASS) a.list[atomicAdd(a.count, 1)] = (int)r;
             }
@@ -287,11 +289,11 @@ extern "C" mg_status mg_oz_prepare_w(const float *w, int n_, int k_, int vec, co
     return ret;
 }
 
-extern "C" mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, const float *x, int m, int k, int vec,
-                                   mg_oz_wstats w, void *ws_, float *fb_row, int fill_len, void *stream) {
+extern "C" mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, int guard, const float *x, int m, int k,
+                                   int vec, mg_oz_wstats w, void *ws_, float *fb_row, int fill_len, void *stream) {
     char *ws = (char *)ws_;
     int *count = (int *)(ws + xl->count_off);
-    int8_t *xs = step == MG_OZ_STEP_INT8 ? (int8_t *)(ws + xl->xs_off) : NULL;
+    int8_t *xs = step == MG_OZ_STEP_INT8 && guard == MG_OZ_GUARD_X3 ? (int8_t *)(ws + xl->xs_off) : NULL;
     MG_CUDA_TRY(cudaMemsetAsync(count, 0, sizeof(int), (cudaStream_t)stream));
     mg_oz_slice_args a = {};
     a.src = x;
@@ -309,5 +311,6 @@ extern "C" mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, const floa
     a.fill = fb_row;
     a.fill_len = fill_len;
     a.vec = vec;
+    a.guard = guard;
     return mg_oz_slice(&a, stream);
 }

@@ -149,6 +149,9 @@ size_t mg_finalize_scratch_bytes(int len);
  * stream is being captured). */
 mg_status mg_finalize_rem(const float *partial, int ntiles, int len, int max_dim, mg_precision prec, void *out,
                           void *scratch, const float *rem, int rem_cols, int rem_chunks, int pdl, void *stream);
+/* Whether a launch on stream may use programmatic dependent launch: want (mg_options.pdl) and the stream is not being
+ * captured (kernels/finalize.cu; kernel 11 uses it too). */
+int mg_pdl_usable(int want, void *stream);
 
 /* The exact SIMT kernel the split kernels fall back to (kernels/01_naive.cu). */
 extern const mg_kernel_ops mg_ops_naive;

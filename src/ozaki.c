@@ -30,7 +30,7 @@ void mg_oz_slice_ref(const mg_oz_slice_args *a) {
         if (a->n2) a->n2[r] = n2;
         if (a->nonfinite) a->nonfinite[r] = bad;
         if (a->flag) {
-            const int route = mg_oz_route(a->cols, bad, amax, n2, u, a->w);
+            const int route = mg_oz_route_g(a->guard, a->cols, bad, amax, n2, u, a->w);
             a->flag[r] = route;
             if (route != MG_OZ_PASS) a->list[(*a->count)++] = (int)r;
         }
@@ -63,3 +63,7 @@ int64_t mg_oz_wstats_reduce(const float *u, const float *amax, const double *n2,
 }
 
 int mg_oz_auto_fits(const mg_problem *p) { return p && p->k >= MG_OZ_AUTO_MIN_K && p->k <= MG_OZ_K_MAX; }
+
+int mg_gemv_i8_auto_fits(const mg_problem *p) {
+    return mg_oz_auto_fits(p) && p->prec == MG_PREC_FP32 && p->m <= MG_GEMV_I8_AUTO_MAX_M;
+}

@@ -75,6 +75,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "maxgemm.h"
 
@@ -142,6 +143,22 @@ MG_OZ_FN void mg_oz_slice1(float v, float sigma, int8_t *hi, int8_t *lo) {
     *lo = (int8_t)l;
 }
 
+/* Kernel 11's decode of one W element from its two slice bytes: pair = lo_byte | hi_byte << 8 (upper bits ignored).
+ * With the sign bits flipped the 16 bits are 256 (hi + 128) + (lo + 128) = T + 32896; under the exponent of 2^23
+ * (0x4B000000) they are the fp32 2^23 + T + 32896, and one subtraction leaves T = 256 hi + lo exactly (every value
+ * involved is an integer below 2^24). Device: PRMT (the gather, in the kernel), LOP3, FADD. */
+#define MG_OZ_DECODE_BIAS 8421504.f   /* 2^23 + 32896 */
+MG_OZ_FN float mg_oz_decode(uint32_t pair) {
+    const uint32_t bits = (pair & 0xffffu) ^ 0x4B008080u;
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(bits) - MG_OZ_DECODE_BIAS;
+#else
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f - MG_OZ_DECODE_BIAS;
+#endif
+}
+
 /* s_ij = fp32(u_x * u_w) * 256 (exact power of two), and y from the two int32 sums. */
 MG_OZ_FN float mg_oz_scale(float ux, float uw) { return mg_oz_mul_rn(mg_oz_mul_rn(ux, uw), 256.f); }
 MG_OZ_FN float mg_oz_combine(int32_t hh, int32_t cr, float s, float b) {
@@ -159,12 +176,34 @@ MG_OZ_FN double mg_oz_bound(int64_t k, float amax, double n2, float u, mg_oz_wst
     return det < bern ? det : bern;
 }
 
+/* Kernel 11's bound (x exact in fp32, W held as its two slices: y's error is sum_k x_k (w_k - T_k u_w) with
+ * |w_k - T_k u_w| <= (1/2 + 2^-9) u_w, the rounding of slicing alone): the same Bernstein form with
+ *   var_i = A_W^2 n2_i / 12        (W's rounding ~ uniform on +-u_w / 2, maximised over the columns)
+ *   M_i   = (1/2 + 2^-9) a_i A_W   (the largest single term)
+ * No x term and no dropped lo*lo product: it is below mg_oz_bound for the same row (CPU-tested). The fp32 sums of the
+ * gemv itself round as SGEMM's do; neither bound counts that (~1e-6 at the headline, notes/19_int8_ozaki.md sec. 8). */
+MG_OZ_FN double mg_oz_bound_w(int64_t k, float amax, double n2, mg_oz_wstats w) {
+    const double var = w.a_w * w.a_w * n2 / 12.0;
+    const double mt = (0.5 + 1.0 / 512.0) * (double)amax * w.a_w;
+    const double bern = sqrt(2.0 * MG_OZ_GUARD_L * var) + (2.0 / 3.0) * MG_OZ_GUARD_L * mt;
+    const double det = (double)k * mt;
+    return det < bern ? det : bern;
+}
+
+/* Which bound routes a row: the three-product scheme's (kernels 9, 10: x and W sliced) or the W-only one (kernel 11). */
+enum { MG_OZ_GUARD_X3 = 0, MG_OZ_GUARD_W = 1 };
+
 /* The route of one x row: MG_OZ_PASS (int8) or why it is flagged. The CPU and the device decide alike, except that
- * n2 (an fp64 sum) is summed in another order: a row within ~1e-15 of tau could go either way. */
-MG_OZ_FN int mg_oz_route(int64_t k, int nonfinite, float amax, double n2, float u, mg_oz_wstats w) {
+ * n2 (an fp64 sum) is summed in another order: a row within ~1e-15 of tau could go either way. K > MG_OZ_K_MAX is
+ * flagged under either guard: W's slices are only made up to there (mg_oz_prepare_w). */
+MG_OZ_FN int mg_oz_route_g(int guard, int64_t k, int nonfinite, float amax, double n2, float u, mg_oz_wstats w) {
     if (nonfinite) return MG_OZ_NONFINITE;
     if (k > MG_OZ_K_MAX) return MG_OZ_KLIMIT;
-    return mg_oz_bound(k, amax, n2, u, w) <= MG_OZ_TAU ? MG_OZ_PASS : MG_OZ_RANGE;
+    const double b = guard == MG_OZ_GUARD_W ? mg_oz_bound_w(k, amax, n2, w) : mg_oz_bound(k, amax, n2, u, w);
+    return b <= MG_OZ_TAU ? MG_OZ_PASS : MG_OZ_RANGE;
+}
+MG_OZ_FN int mg_oz_route(int64_t k, int nonfinite, float amax, double n2, float u, mg_oz_wstats w) {
+    return mg_oz_route_g(MG_OZ_GUARD_X3, k, nonfinite, amax, n2, u, w);
 }
 
 /* The fallback's grid: one 16 x 16 tile of (flagged row, column) per work item, a grid-stride loop over the items
@@ -247,6 +286,7 @@ typedef struct mg_oz_slice_args {
     float *fill;
     int64_t fill_len;
     int vec;
+    int guard;             /* MG_OZ_GUARD_X3 (0, kernels 9 and 10) or MG_OZ_GUARD_W (kernel 11) */
 } mg_oz_slice_args;
 
 #ifdef __cplusplus
@@ -269,10 +309,13 @@ mg_status mg_oz_prepare_w(const float *w, int n, int k, int vec, const char *who
 /* Frees the device buffers of *s (not s itself); release cannot report, a failed free leaks at worst. */
 void mg_oz_wstate_free(mg_oz_wstate *s);
 /* Device: the x pre-pass of one launch into the workspace ws (layout xl): zeroes the count, then mg_oz_slice with the
- * guard on W's maxima w: x slices ([hi | lo] rows of 2 ldk bytes, only for MG_OZ_STEP_INT8), u_x, flags, the list of
- * flagged rows, and fb_row's fill_len floats set to -inf (the fallback's partial row). vec: 16-byte loads. */
-mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, const float *x, int m, int k, int vec, mg_oz_wstats w,
-                        void *ws, float *fb_row, int fill_len, void *stream);
+ * guard `guard` on W's maxima w: x slices ([hi | lo] rows of 2 ldk bytes, only for MG_OZ_STEP_INT8 under
+ * MG_OZ_GUARD_X3: kernel 11 reads x in fp32), u_x, flags, the list of flagged rows, and fb_row's fill_len floats set
+ * to -inf (the fallback's partial row). vec: 16-byte loads. Its blocks execute griddepcontrol.launch_dependents, so a
+ * kernel launched after it with programmatic stream serialization may start early (and must griddepcontrol.wait
+ * before it reads what the pre-pass writes). */
+mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, int guard, const float *x, int m, int k, int vec,
+                        mg_oz_wstats w, void *ws, float *fb_row, int fill_len, void *stream);
 
 /* CPU: what mg_oz_slice does, with host pointers; the list comes out in ascending row order. */
 void mg_oz_slice_ref(const mg_oz_slice_args *a);
@@ -291,6 +334,10 @@ int64_t mg_oz_wstats_reduce(const float *u, const float *amax, const double *n2,
  * kernel 6 there. An explicit --kernel 10 still runs any K. */
 struct mg_problem;
 int mg_oz_auto_fits(const struct mg_problem *p);
+/* Where auto (and a dispatch table) may take kernel 11 (gemv_int8w): fp32 mode, M <= MG_GEMV_I8_AUTO_MAX_M and
+ * mg_oz_auto_fits's K range (the same guard reasoning; its W-only bound is smaller, but not below K ~ 300). */
+#define MG_GEMV_I8_AUTO_MAX_M 8
+int mg_gemv_i8_auto_fits(const struct mg_problem *p);
 #endif
 
 #endif /* MG_OZAKI_H */

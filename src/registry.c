@@ -25,6 +25,7 @@ DECLARE_OPS(mg_ops_gemv_stream)
 DECLARE_OPS(mg_ops_wgmma_swapab)
 DECLARE_OPS(mg_ops_cublas_int8x3)
 DECLARE_OPS(mg_ops_wgmma_int8x3)
+DECLARE_OPS(mg_ops_gemv_int8w)
 
 static const mg_kernel table[] = {
     /* id name            technique                                                                 precisions               sm  tile config     rank base device fn (ncu -k)  ops */
@@ -59,6 +60,11 @@ static const mg_kernel table[] = {
      * mg_oz_auto_fits (K from 1024 to 66052). */
     {10, "wgmma_int8x3", "fused int8 split precision: kernel 9's s8 hi/lo slices by TMA, three s8 wgmma per k32 step into two int32 accumulators (hh, shared cross), combine + bias + max in the epilogue, the per-row guard with the exact SIMT fallback",
                                                                                                      P_FP32,                   90, "wgmma_int8x3", 0, 0, "int8x3_kernel|oz_slice|oz_fallback", &mg_ops_wgmma_int8x3, mg_oz_auto_fits},
+    /* issue 19 item 4: small M in fp32 mode from kernel 10's W slices (half fp32's bytes) with x in fp32, the W-only
+     * guard and the same exact fallback. Not in auto by rank (0): the dispatch table places it, within
+     * mg_gemv_i8_auto_fits (M <= 8, K from 1024 to 66052). */
+    {11, "gemv_int8w",   "small M, fp32 mode: W as kernel 10's two s8 slices streamed once (half fp32's bytes), x in fp32, exact digit decode + fp32 FMA on the CUDA cores, fused epilogue, the W-only guard with the exact fallback",
+                                                                                                     P_FP32,                   90, "-",            0, 0, "gemv_i8_kernel|oz_slice|oz_fallback", &mg_ops_gemv_int8w, mg_gemv_i8_auto_fits},
 };
 
 int mg_registry_count(void) { return (int)(sizeof table / sizeof table[0]); }

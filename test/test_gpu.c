@@ -12,7 +12,9 @@
  *   gpu_int8x3     kernel 9's int8 layer (src/ozaki.h): the device slicing bit for bit against the CPU reference,
  *                  issue 19's adversarial inputs through the guard and the exact fallback at fp32's bar (the fallback
  *                  row bit for bit against kernel 1), determinism with flagged rows; all of it for kernel 10 (the
- *                  fused s8 wgmma kernel on the same layer) too, and kernel 10's maxima bit for bit against kernel 9's
+ *                  fused s8 wgmma kernel on the same layer) and kernel 11 (the small-M gemv over W's slices, its
+ *                  W-only guard) too, kernel 10's maxima bit for bit against kernel 9's, kernel 11 at M = 1..13 with
+ *                  PDL on and off and under graph capture
  *
  * Every output buffer is poisoned (NaN pattern) before the run, so a kernel that writes nothing fails.
  * On a mismatch the message names kernel, precision, shape, max_dim, the error and the first bad element.
@@ -1104,18 +1106,23 @@ Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
 
 /* ---- kernel 9 (cublas_int8x3): the int8 slicing layer, its guard and the exact fallback (src/ozaki.h) --------------- */
 
-/* The kernels of the int8 layer this GPU runs: kernel 9 (skips the test without it) and kernel 10 (sm_90a) where it
- * can; returns how many are in ks[0 ..]. */
-static int int8_kernels(const mg_kernel *ks[2]) {
+/* The kernels of the int8 layer this GPU runs: kernel 9 (skips the test without it), then kernels 10 and 11 (sm_90)
+ * where it can; returns how many are in ks[0 ..]. */
+static int int8_kernels(const mg_kernel *ks[3]) {
     ks[0] = kernel_or_skip(9);
-    const mg_kernel *k10 = runnable_kernel(10);
-    if (k10 && k10->ops->supports(&(mg_problem){1, 1, 1, 1, MG_PREC_FP32, 0}, mg_test_sm()) == MG_OK) {
-        ks[1] = k10;
-        return 2;
+    int n = 1;
+    for (int id = 10; id <= 11; id++) {
+        const mg_kernel *kk = runnable_kernel(id);
+        if (kk && kk->ops->supports(&(mg_problem){1, 1, 1, 1, MG_PREC_FP32, 0}, mg_test_sm()) == MG_OK)
+            ks[n++] = kk;
+        else
+            cr_log_warn("kernel %d not runnable here", id);
     }
-    cr_log_warn("kernel 10 (wgmma_int8x3) not runnable here: kernel 9 only");
-    return 1;
+    return n;
 }
+
+/* The guard a kernel of the layer routes with (src/ozaki.h): kernel 11 keeps x in fp32 (the W-only bound). */
+static int i8_guard(const mg_kernel *k) { return k->id == 11 ? MG_OZ_GUARD_W : MG_OZ_GUARD_X3; }
 
 /* The adversarial inputs of issue 19's item 3 (on top of seed-like x, W, b):
  *   spikes     rows i % 5 != 0 get one element 10^(3 + i % 4) (1e3 .. 1e6) times the rest (U[0,1)); rows i % 5 == 0 stay
@@ -1309,8 +1316,8 @@ static void i8_case(const mg_kernel *k9, i8_kind kind, int64_t m, int64_t n, int
               "%.9g got %.9g", what, r.fails, r.n, r.nan_mismatch, r.max_abs, r.first_bad, want[fb], (double)got[fb]);
 
     /* 2. routing: device against the CPU reference */
-    mg_oz_xlayout xl;
-    mg_oz_xlayout_make(m, k, k > 0 && k <= MG_OZ_K_MAX, &xl);
+    mg_oz_xlayout xl;   /* kernel 11's pre-pass makes no x slices */
+    mg_oz_xlayout_make(m, k, i8_guard(k9) == MG_OZ_GUARD_X3 && k > 0 && k <= MG_OZ_K_MAX, &xl);
     int *dflag = hmalloc((size_t)m * sizeof(int)), count = -1;
     MG_TEST_CUDA(cudaMemcpy(dflag, (char *)d9.ws + xl.flag_off, (size_t)m * sizeof(int), cudaMemcpyDeviceToHost));
     MG_TEST_CUDA(cudaMemcpy(&count, (char *)d9.ws + xl.count_off, sizeof(int), cudaMemcpyDeviceToHost));
@@ -1323,6 +1330,7 @@ static void i8_case(const mg_kernel *k9, i8_kind kind, int64_t m, int64_t n, int
     mg_oz_slice_ref(&wa);
     cr_assert_eq(mg_oz_wstats_reduce(cu, cam, cn2, cnf, n, &ca.w), 0);
     ca.src = hx; ca.rows = m; ca.cols = k; ca.u = cu; ca.flag = cflag; ca.list = clist; ca.count = &ccount;
+    ca.guard = i8_guard(k9);
     mg_oz_slice_ref(&ca);
     size_t diff = 0, first = 0;
     for (int64_t i = 0; i < m; i++)
@@ -1386,20 +1394,23 @@ static void i8_case(const mg_kernel *k9, i8_kind kind, int64_t m, int64_t n, int
  * section 5); the expected counts were checked on the CPU with these seeds. */
 Test(gpu_int8x3, adversarial, .timeout = 1800) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *ks[2];
+    const mg_kernel *ks[3];
     const int nks = int8_kernels(ks);
     mg_device dev;
     cudaStream_t st;
     cublasHandle_t h;
     mg_test_launch_env(&st, &h, &dev);
     /* rows flagged per kind at M = 64: spikes 4 of 5 rows, cauchy, W outlier and U[0,4) every row, nonfinite 5 rows,
-     * the rest none */
+     * the rest none. Kernel 11's W-only guard lets the Cauchy rows scaled by 1/100 through (10 and 9 of them with
+     * these seeds: the CPU reference's count, taken once and pinned here); every other count is the same. */
     const long want64[I8_COUNT] = {0, 51, 0, 64, 0, 5, 64, 64};
     for (int ki = 0; ki < nks; ki++)
     for (int dim = 1; dim >= 0; dim--) {
         const mg_kernel *k9 = ks[ki];
-        for (int kind = 0; kind < I8_COUNT; kind++)
-            i8_case(k9, (i8_kind)kind, 64, 200, 2048, dim, want64[kind], &dev, h, st);
+        for (int kind = 0; kind < I8_COUNT; kind++) {
+            const long want = i8_guard(k9) == MG_OZ_GUARD_W && kind == I8_CAUCHY ? (dim == 1 ? 54 : 55) : want64[kind];
+            i8_case(k9, (i8_kind)kind, 64, 200, 2048, dim, want, &dev, h, st);
+        }
         i8_case(k9, I8_SPIKES, 37, 130, 2047, dim, 29, &dev, h, st);
         i8_case(k9, I8_NONFINITE, 37, 130, 2047, dim, 5, &dev, h, st);
         i8_case(k9, I8_SUBNORMAL, 37, 130, 2047, dim, 0, &dev, h, st);
@@ -1509,7 +1520,7 @@ Test(gpu_int8x3, slicing_matches_cpu, .timeout = 120) {
  * the fallback's atomic maxima, the device list's order varies) and without. */
 Test(gpu_int8x3, deterministic, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *ks[2];
+    const mg_kernel *ks[3];
     const int nks = int8_kernels(ks);
     mg_device dev;
     cudaStream_t st;
@@ -1545,7 +1556,7 @@ Test(gpu_int8x3, deterministic, .timeout = 600) {
  * the spikes (rows flagged). Then kernel 10 twice more on the first shape: bit-identical partial rows. */
 Test(gpu_int8x3, kernel10_matches_kernel9, .timeout = 600) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *ks[2];
+    const mg_kernel *ks[3];
     if (int8_kernels(ks) < 2) cr_skip_test("kernel 10 not runnable here");
     mg_device dev;
     cudaStream_t st;
@@ -1588,6 +1599,86 @@ Test(gpu_int8x3, kernel10_matches_kernel9, .timeout = 600) {
             free(hp9); free(hp10); free(g9); free(g10);
             i8_io_free(&io);
         }
+    cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 11 (gemv_int8w) at the batch sizes it is for and around them: M = 1..9 and 13 (every MT, two row groups),
+ * N = 1030 (a ragged last block), K = 2048 (16-byte x loads), 2047 (4-byte x loads, slices padded to 2048) and 4100
+ * (K not a multiple of 16: the last step masks x), both max_dims, seed-like inputs (no row flagged: checked):
+ * i8_case's checks (partial maxima against fp64 at fp32's bar, routing against the CPU, the public API's output).
+ * Then the launch paths: PDL off (mg_options.pdl = 0) gives the same partial rows bit for bit as PDL on, and the
+ * public API's output captured into a CUDA graph (no PDL there) and replayed equals the eager one bit for bit. */
+Test(gpu_int8x3, gemv_int8w_small_m, .timeout = 900) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *k11 = kernel_or_skip(11);
+    mg_device dev;
+    cudaStream_t st;
+    cublasHandle_t h;
+    mg_test_launch_env(&st, &h, &dev);
+    const int ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13};
+    const int64_t kks[] = {2048, 2047, 4100};
+    for (size_t ki = 0; ki < sizeof kks / sizeof kks[0]; ki++)
+        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+            for (int dim = 1; dim >= 0; dim--)
+                i8_case(k11, I8_SEEDLIKE, ms[mi], 1030, kks[ki], dim, 0, &dev, h, st);
+
+    for (int dim = 1; dim >= 0; dim--) {
+        const int64_t m = 8, n = 4096, k = 4096;
+        const size_t len = (size_t)(dim == 1 ? m : n);
+        i8_io io;
+        i8_io_make(&io, I8_SPIKES, m, n, k, 0x11d + (uint64_t)dim);   /* rows 1-4 and 6-7 flagged: the fallback runs too */
+        const mg_problem p = {(int)m, (int)n, (int)k, dim, MG_PREC_FP32, MG_ALIGN_X16 | MG_ALIGN_W16};
+        mg_test_direct d;
+        float *on = i8_direct(&d, k11, &p, &dev, io.x, io.W, io.b, h, st);
+        cr_assert(strstr(d.lp.summary, "PDL") != NULL, "the default options launch with PDL: %s", d.lp.summary);
+        mg_options o = *opts();
+        o.pdl = 0;
+        MG_TEST_OK(mg_poison(d.partial, (size_t)d.bound_rows * len, MG_PREC_FP32, st));
+        mg_test_direct_launch(&d, &p, &dev, &o, io.x, io.W, io.b, h, st);
+        cr_assert(strstr(d.lp.summary, "PDL") == NULL, "pdl = 0 still plans PDL: %s", d.lp.summary);
+        const size_t bytes = (size_t)d.lp.partial_rows * len * sizeof(float);
+        float *off = hmalloc(bytes);
+        MG_TEST_CUDA(cudaMemcpyAsync(off, d.partial, bytes, cudaMemcpyDeviceToHost, st));
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
+        cr_expect(memcmp(on, off, bytes) == 0, "max_dim %d: partial rows with PDL differ from those without", dim);
+        mg_test_direct_free(&d);
+        free(on);
+        free(off);
+
+        /* the public API, eager and captured into a graph */
+        mg_plan_desc pd = mg_plan_desc_default();
+        pd.m = m; pd.n = n; pd.k = k; pd.max_dim = dim; pd.kernel = 11; pd.shortcut = 0;
+        mg_plan *plan = NULL;
+        MG_TEST_OK(mg_plan_create(&plan, &pd));
+        float *o1 = dmalloc(len * 4), *o2 = dmalloc(len * 4);
+        MG_TEST_OK(mg_set_weights(plan, io.W, io.b, st));
+        MG_TEST_OK(mg_forward(plan, io.x, o1, st));
+        MG_TEST_OK(mg_poison(o2, len, MG_PREC_FP32, st));
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
+        cudaStream_t cs;
+        MG_TEST_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+        cudaGraph_t g = NULL;
+        cudaGraphExec_t ge = NULL;
+        MG_TEST_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+        const mg_status fst = mg_forward(plan, io.x, o2, cs);
+        MG_TEST_CUDA(cudaStreamEndCapture(cs, &g));
+        cr_assert_eq(fst, MG_OK, "mg_forward under capture: %s (%s)", mg_strerror(fst), mg_last_error());
+        MG_TEST_CUDA(cudaGraphInstantiate(&ge, g, 0));
+        MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
+        MG_TEST_CUDA(cudaStreamSynchronize(cs));
+        float *h1 = hmalloc(len * 4), *h2 = hmalloc(len * 4);
+        MG_TEST_CUDA(cudaMemcpy(h1, o1, len * 4, cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(h2, o2, len * 4, cudaMemcpyDeviceToHost));
+        cr_expect(memcmp(h1, h2, len * 4) == 0, "max_dim %d: the graph's output differs from the eager one", dim);
+        cudaGraphExecDestroy(ge);
+        cudaGraphDestroy(g);
+        MG_TEST_CUDA(cudaStreamDestroy(cs));
+        free(h1); free(h2);
+        MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2));
+        mg_plan_destroy(plan);
+        i8_io_free(&io);
+    }
     cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
