@@ -283,7 +283,7 @@ mg_status int8x3_launch(const mg_launch_plan *lp, const mg_io *io, const void *s
         int8x3_combine_colmax<<<dim3(mg_cdiv(n, CMB_THREADS), pp.combine_rows), CMB_THREADS, 0, st>>>(ca);
     MG_LAUNCH_CHECK();
     return mg_oz_fallback((const float *)io->x, (const float *)io->w, (const float *)io->b, m, n, k, p->max_dim, list,
-                          count, fb_row, pp.fb_grid, stream);
+                          count, fb_row, pp.fb_grid, 0, stream);
 }
 
 }  // namespace

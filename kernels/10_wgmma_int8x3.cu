@@ -209,7 +209,7 @@ mg_status i8_launch(const mg_launch_plan *lp, const mg_io *io, const void *state
     /* 3. the exact fallback for the flagged rows (shared with kernel 9) */
     return mg_oz_fallback((const float *)io->x, (const float *)io->w, (const float *)io->b, m, n, k, p->max_dim,
                           reinterpret_cast<const int *>(ws + pl.xl.list_off),
-                          reinterpret_cast<const int *>(ws + pl.xl.count_off), fb_row, pl.fb_grid, stream);
+                          reinterpret_cast<const int *>(ws + pl.xl.count_off), fb_row, pl.fb_grid, 0, stream);
 }
 
 /* The policy's view and the instantiation must describe the same row. */

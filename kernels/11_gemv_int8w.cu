@@ -50,7 +50,6 @@ constexpr int WARPS = 8;
 constexpr int R = 4;               /* W rows per warp */
 constexpr int BN = WARPS * R;      /* columns of y per block */
 constexpr int MG = 8;              /* rows of x per row group (the largest MT) */
-constexpr int CH = 16;             /* k elements per lane per step: one 16-byte vector of each slice */
 constexpr int MAX_GROUPS = 65535;  /* gridDim.y */
 
 /* 4 W elements from one word of each slice: t[e] = 256 hi_e + lo_e, exact (src/ozaki.h mg_oz_decode). */
@@ -59,20 +58,19 @@ __device__ __forceinline__ void decode4(uint32_t lo, uint32_t hi, float t[4]) {
     for (int e = 0; e < 4; e++) t[e] = mg_oz_decode(__byte_perm(lo, hi, 0x0040u + e * 0x0011u));   /* [lo_e, hi_e] */
 }
 
-__device__ __forceinline__ uint32_t word(const uint4 &v, int q) { return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w; }
-
 struct Args {
     const float *x;
     const int8_t *wsl;     /* W rows [lo | hi], row stride 2 ldk bytes (mg_oz_prepare_w) */
     const float *uw, *b;
     const int *flag;       /* the pre-pass's routes: nonzero rows are computed by the fallback */
     float *partial;
-    int M, N, K, ldk, nv;  /* nv: 16-element steps (cdiv(K, 16); 0 when no slices exist) */
+    int M, N, K, ldk, nw;  /* nw: 4-byte words per slice row (ldk / 4; 0 when no slices exist) */
     int max_dim;
 };
 
 template <int MT, int U, bool XVEC>
 __global__ void __launch_bounds__(WARPS * 32, XVEC ? 2 : 1) gemv_i8_kernel(const Args a) {
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");   /* the fallback (PDL) may be scheduled */
     __shared__ float red[WARPS][MT];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int j0 = blockIdx.x * BN + warp * R;
@@ -88,29 +86,29 @@ __global__ void __launch_bounds__(WARPS * 32, XVEC ? 2 : 1) gemv_i8_kernel(const
 #pragma unroll
         for (int m = 0; m < MT; m++) acc[r][m] = 0.f;
 
-    for (int v0 = lane; v0 < a.nv; v0 += 32 * U) {
-        uint4 lo[U][R], hi[U][R];
+    /* A warp step covers 512 k (128 words of 4 slice bytes): in word group q the lanes take words 32 q + lane, so
+     * every load instruction (4 bytes of a slice, 16 bytes of an x row) is contiguous across the warp. */
+    for (int s0 = 0; s0 < a.nw; s0 += 128 * U) {
+        uint32_t lo[U][4][R], hi[U][4][R];
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int v = v0 + 32 * u;
+        for (int u = 0; u < U; u++)
 #pragma unroll
-            for (int r = 0; r < R; r++) {
-                const uint4 z = make_uint4(0, 0, 0, 0);
-                lo[u][r] = v < a.nv ? __ldcs(reinterpret_cast<const uint4 *>(wrow(r)) + v) : z;
-                hi[u][r] = v < a.nv ? __ldcs(reinterpret_cast<const uint4 *>(wrow(r) + a.ldk) + v) : z;
+            for (int q = 0; q < 4; q++) {
+                const int wi = s0 + 128 * u + 32 * q + lane;
+#pragma unroll
+                for (int r = 0; r < R; r++) {
+                    lo[u][q][r] = wi < a.nw ? __ldcs(reinterpret_cast<const unsigned *>(wrow(r)) + wi) : 0u;
+                    hi[u][q][r] = wi < a.nw ? __ldcs(reinterpret_cast<const unsigned *>(wrow(r) + a.ldk) + wi) : 0u;
+                }
             }
-        }
 #pragma unroll
-        for (int u = 0; u < U; u++) {
-            const int v = v0 + 32 * u;
-            if (v >= a.nv) break;
-            /* MT = 8: one word group at a time (an unrolled q loop hoists every x load and passes 128 registers) */
-#pragma unroll(MT >= 8 ? 1 : CH / 4)
-            for (int q = 0; q < CH / 4; q++) {
-                const int k4 = v * CH + 4 * q;
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int k4 = 4 * (s0 + 128 * u + 32 * q + lane);
                 float t[R][4];
 #pragma unroll
-                for (int r = 0; r < R; r++) decode4(word(lo[u][r], q), word(hi[u][r], q), t[r]);
+                for (int r = 0; r < R; r++) decode4(lo[u][q][r], hi[u][q][r], t[r]);
 #pragma unroll
                 for (int m = 0; m < MT; m++) {
                     float xf[4];
@@ -128,7 +126,6 @@ __global__ void __launch_bounds__(WARPS * 32, XVEC ? 2 : 1) gemv_i8_kernel(const
                         for (int e = 0; e < 4; e++) acc[r][m] = fmaf(xf[e], t[r][e], acc[r][m]);
                 }
             }
-        }
     }
 
     /* The pre-pass's flags: written by the kernel before this one in the stream (PDL may have started us early). */
@@ -159,7 +156,7 @@ struct gi8_priv {
     int step;               /* MG_OZ_STEP_* (src/ozaki.h) */
     int mt_log2;            /* MT = 1 << mt_log2: 1, 2, 4 or 8 */
     int xvec;               /* x rows 16-byte multiples and x 16-byte aligned: 16-byte x loads and pre-pass loads */
-    int nv;                 /* 16-element k steps (0: ZERO and FALLBACK, no product runs) */
+    int nw;                 /* 4-byte words per slice row, ldk / 4 (0: ZERO and FALLBACK, no product runs) */
     int grid_x, grid_y;     /* column blocks cdiv(N, 32), row groups cdiv(M, 8) */
     int main_rows;          /* this kernel's partial rows; the fallback's is the next one */
     int fb_grid;            /* the exact fallback's grid (mg_oz_fallback_grid) */
@@ -228,7 +225,7 @@ mg_status gi8_plan(const mg_problem *p, const mg_device *dev, const mg_options *
                             p->n, p->max_dim);
     pp.mt_log2 = p->m <= 1 ? 0 : p->m <= 2 ? 1 : p->m <= 4 ? 2 : 3;
     pp.xvec = p->k % 4 == 0 && (p->align & MG_ALIGN_X16);
-    pp.nv = pp.step == MG_OZ_STEP_INT8 ? (int)(mg_oz_ld(p->k) / CH) : 0;
+    pp.nw = pp.step == MG_OZ_STEP_INT8 ? (int)(mg_oz_ld(p->k) / 4) : 0;
     pp.grid_x = mg_cdiv(p->n, BN);
     pp.grid_y = mg_cdiv(p->m, MG);
     pp.main_rows = (int)main_rows_of(p->m, p->n, p->max_dim);
@@ -307,7 +304,7 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
         return mg_set_error(MG_ERR_INVALID_ARG, "gemv_int8w: the launch plan uses 16-byte x loads (the problem's align "
                             "bits), but x (%p) is not 16-byte aligned", io->x);
     const State *s = static_cast<const State *>(state);
-    if (!s || !s->w.u_w || s->w.n != n || s->w.k != k || (pp.nv > 0 && !s->w.w_sl))
+    if (!s || !s->w.u_w || s->w.n != n || s->w.k != k || (pp.nw > 0 && !s->w.w_sl))
         return mg_set_error(MG_ERR_NO_WEIGHTS, "gemv_int8w: W was not prepared for this problem (N=%d K=%d)", n, k);
     cudaStream_t st = (cudaStream_t)stream;
     char *ws = static_cast<char *>(io->ws);
@@ -331,7 +328,7 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
     a.N = n;
     a.K = k;
     a.ldk = (int)mg_oz_ld(k);
-    a.nv = pp.nv;
+    a.nw = pp.nw;
     a.max_dim = p->max_dim;
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1] = {};
@@ -348,7 +345,7 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
     /* 3. the exact fallback for the flagged rows (shared with kernels 9 and 10) */
     return mg_oz_fallback(a.x, (const float *)io->w, a.b, m, n, k, p->max_dim,
                           reinterpret_cast<const int *>(ws + pp.xl.list_off),
-                          reinterpret_cast<const int *>(ws + pp.xl.count_off), fb_row, pp.fb_grid, stream);
+                          reinterpret_cast<const int *>(ws + pp.xl.count_off), fb_row, pp.fb_grid, pp.pdl, stream);
 }
 
 }  // namespace

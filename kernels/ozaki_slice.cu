@@ -160,6 +160,11 @@ __global__ void __launch_bounds__(FB * FB) oz_fallback_kernel(const float *__res
                                                             const float *__restrict__ b, int N, int K, int max_dim,
                                                             const int *__restrict__ list, const int *__restrict__ count,
                                                             float *prow) {
+    /* Launched by PDL (kernel 11), it may start while the kernel before it still runs: every block waits for that
+     * grid (and so, through it, for the whole stream before) before it reads or writes anything, and exits only after
+     * (a no-op when launched plainly). It lets the finalize after it launch early too. */
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
     __shared__ float tile[FB][FB];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int cnt = *count;
@@ -214,12 +219,21 @@ extern "C" mg_status mg_oz_slice(const mg_oz_slice_args *a, void *stream) {
 }
 
 extern "C" mg_status mg_oz_fallback(const float *x, const float *w, const float *b, int m, int n, int k, int max_dim,
-                                    const int *list, const int *count, float *prow, int grid, void *stream) {
+                                    const int *list, const int *count, float *prow, int grid, int pdl, void *stream) {
     if (m == 0 || n == 0) return MG_OK;   /* nothing can be listed (m = 0) or no column to compute */
     if (!b || !list || !count || !prow || (k > 0 && (!x || !w)) || grid < 1 || m < 0 || n < 0 || k < 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "mg_oz_fallback: bad arguments (m %d n %d k %d grid %d)", m, n, k,
                             grid);
-    oz_fallback_kernel<<<grid, dim3(FB, FB), 0, (cudaStream_t)stream>>>(x, w, b, n, k, max_dim, list, count, prow);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.blockDim = dim3(FB, FB, 1);
+    cfg.stream = (cudaStream_t)stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = mg_pdl_usable(pdl, stream) ? 1 : 0;
+    MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, oz_fallback_kernel, x, w, b, n, k, max_dim, list, count, prow));
     MG_LAUNCH_CHECK();
     return MG_OK;
 }

@@ -42,6 +42,16 @@ template <> __device__ __forceinline__ float bias_at<__nv_bfloat16>(const __nv_b
     return __bfloat162float(b[j]);
 }
 
+/* The Params fields the epilogue reads, read once per piece at the top of finish_tile and passed down in this struct.
+ * Not p.bias / p.m / p.n at each use: with the bias pointer reaching the column loops as a plain value, NVVM rewrites
+ * each masked column's bias + col as one base plus a constant offset, which ptxas then rebuilds per column with LEA /
+ * LEA.HI.X / ULDC instead of LDC.64 + IMAD.WIDE (nvcc 13.0: +72 SASS instructions in the 64 x 128 tf32 kernel; a
+ * plain pointer argument does the same). notes/refactor_17.md, "Masked epilogue". */
+template <class C> struct EpiArgs {
+    const typename C::T::Bias *bias;
+    int m, n;
+};
+
 /* Where this thread's two accumulator rows are and whether they count (a shifted last tile's rows above tm * BM are
  * the tile above's, masked like rows past M). */
 struct EpiRows {
@@ -52,13 +62,13 @@ struct EpiRows {
 /* max_dim 1: the row maxima of one tile over its WN columns (and the remainder chunk, if the tile has one). */
 template <class C, int WN>
 __device__ __forceinline__ void row_max(const float (&acc)[C::BN / 2], const Params &p, const Work &wk,
-                                        const EpiRows &er, bool pair_ok, int num_k, int lane) {
+                                        const EpiArgs<C> &ea, const EpiRows &er, bool pair_ok, int num_k, int lane) {
     using Bias = typename C::T::Bias;
     constexpr int NI = WN / 8;            /* 8-column groups of the panel */
-    const Bias *bias = static_cast<const Bias *>(p.bias);
-    const int n_end = min(p.n, wk.n0 + WN);
+    const Bias *bias = ea.bias;
+    const int n_end = min(ea.n, wk.n0 + WN);
     const Bias *bias_q = bias + wk.n0 + 2 * (lane % 4);
-    const int M = p.m, r0 = er.r0;
+    const int M = ea.m, r0 = er.r0;
     float m0 = -INFINITY, m1 = -INFINITY;
     if (pair_ok) {
         /* two chains per row (even, odd column), merged below: half the dependent max latency */
@@ -122,14 +132,14 @@ __device__ __forceinline__ void row_max(const float (&acc)[C::BN / 2], const Par
 /* max_dim 0: the column maxima of one consumer's 64-row slab over the tile's WN columns. */
 template <class C, int WN>
 __device__ __forceinline__ void col_max(const float (&acc)[C::BN / 2], const Params &p, const Work &wk,
-                                        const EpiRows &er, bool pair_ok, int c, int warp, int lane, int tid,
-                                        float *red) {
+                                        const EpiArgs<C> &ea, const EpiRows &er, bool pair_ok, int c, int warp,
+                                        int lane, int tid, float *red) {
     using Bias = typename C::T::Bias;
     constexpr int NI = WN / 8;
-    const Bias *bias = static_cast<const Bias *>(p.bias);
-    const int n_end = min(p.n, wk.n0 + WN);
+    const Bias *bias = ea.bias;
+    const int n_end = min(ea.n, wk.n0 + WN);
     const Bias *bias_q = bias + wk.n0 + 2 * (lane % 4);
-    const int M = p.m, N = p.n;
+    const int M = ea.m, N = ea.n;
     /* v[j], j = 2i + e: this thread's max over its rows r0, r0 + 8 of column 8i + 2(lane%4) + e. Groups i >= NI (a
      * narrow panel's last 8 columns) are -inf and never stored. */
     constexpr int NV = C::BN / 4;
@@ -216,14 +226,15 @@ __device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], const Param
                                             const Ring<C> &ring, int it, int tiles_m, int num_k, int c, int warp,
                                             int lane, int tid, float *red) {
     using Bias = typename C::T::Bias;
+    const EpiArgs<C> ea{static_cast<const Bias *>(p.bias), p.m, p.n};
     mg_wgmma_wait<0>();
     mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
     if (wk.kb1 > wk.kb0 && lane == 0) ring.release(it - 1);
     /* The bias in pairs (bias2(i) = columns 8i + 2(lane%4) + 0/1) when the panel lies inside N and the pointer allows
      * it. Not for kBF16x3RS (kernel 6), whose registers spill with it (ptxas, CUDA 13.0). (Loading all pairs before
      * the wait above measured no gain in run 23, and a float bias array of 64 registers spills tf32.) */
-    const bool pair_ok = !C::T::kRegA && wk.n0 + WN <= p.n &&
-                         (reinterpret_cast<uintptr_t>(p.bias) % (2 * sizeof(Bias))) == 0;
+    const bool pair_ok = !C::T::kRegA && wk.n0 + WN <= ea.n &&
+                         (reinterpret_cast<uintptr_t>(ea.bias) % (2 * sizeof(Bias))) == 0;
     if (wk.role == 1) {
         streamk_store<C>(acc, p, c, tid);
         return; /* the owner of the tile runs its epilogue */
@@ -234,10 +245,10 @@ __device__ __forceinline__ void finish_tile(float (&acc)[C::BN / 2], const Param
     const int row0 = tile_row0<C>(p, wk.tm, tiles_m);
     er.sh = wk.tm * C::BM - row0;
     er.r0 = row0 + c * C::SLAB + warp * 16 + lane / 4;
-    er.ok0 = er.r0 >= wk.tm * C::BM && er.r0 < p.m;
-    er.ok1 = er.r0 + 8 >= wk.tm * C::BM && er.r0 + 8 < p.m;
-    if (p.max_dim == 1) row_max<C, WN>(acc, p, wk, er, pair_ok, num_k, lane);
-    else col_max<C, WN>(acc, p, wk, er, pair_ok, c, warp, lane, tid, red);
+    er.ok0 = er.r0 >= wk.tm * C::BM && er.r0 < ea.m;
+    er.ok1 = er.r0 + 8 >= wk.tm * C::BM && er.r0 + 8 < ea.m;
+    if (p.max_dim == 1) row_max<C, WN>(acc, p, wk, ea, er, pair_ok, num_k, lane);
+    else col_max<C, WN>(acc, p, wk, ea, er, pair_ok, c, warp, lane, tid, red);
 }
 
 }  // namespace mgws

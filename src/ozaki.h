@@ -295,9 +295,11 @@ extern "C" {
 /* Device: every pointer a device pointer; asynchronous on stream. */
 mg_status mg_oz_slice(const mg_oz_slice_args *a, void *stream);
 /* Device: the exact fallback (the header's last section) for the *count rows of list, of x (m x k), W (n x k), b;
- * prow = the fallback's partial row (m floats for max_dim 1, n for 0), already -inf. grid: mg_oz_fallback_grid. */
+ * prow = the fallback's partial row (m floats for max_dim 1, n for 0), already -inf. grid: mg_oz_fallback_grid.
+ * pdl: launched by programmatic dependent launch (mg_pdl_usable decides; its blocks griddepcontrol.wait first), for
+ * a kernel before it that executes griddepcontrol.launch_dependents (kernel 11); 0: a plain launch. */
 mg_status mg_oz_fallback(const float *x, const float *w, const float *b, int m, int n, int k, int max_dim,
-                         const int *list, const int *count, float *prow, int grid, void *stream);
+                         const int *list, const int *count, float *prow, int grid, int pdl, void *stream);
 
 /* Device: W's slices (when mg_oz_int8_runs(k)), units and per-row statistics into *s (device buffers it allocates;
  * s->n, s->k set), the statistics downloaded and reduced to s->ws (synchronises the stream). *bad_rows: W's rows
