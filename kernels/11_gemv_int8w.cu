@@ -88,19 +88,35 @@ __global__ void __launch_bounds__(WARPS * 32, XVEC ? 2 : 1) gemv_i8_kernel(const
 
     /* A warp step covers 512 k (128 words of 4 slice bytes): in word group q the lanes take words 32 q + lane, so
      * every load instruction (4 bytes of a slice, 16 bytes of an x row) is contiguous across the warp. */
+    /* The row pointers, made once (lane's word / float4 folded in) and advanced one step at a time: in the loop every
+     * load is a register base plus an immediate (recomputing them per use cost ~40% more instructions at MT = 8). */
+    const unsigned *wl[R], *wh[R];
+    const float4 *xq[MT];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        wl[r] = reinterpret_cast<const unsigned *>(wrow(r)) + lane;
+        wh[r] = reinterpret_cast<const unsigned *>(wrow(r) + a.ldk) + lane;
+    }
+#pragma unroll
+    for (int m = 0; m < MT; m++) xq[m] = reinterpret_cast<const float4 *>(xrow(m)) + lane;
     for (int s0 = 0; s0 < a.nw; s0 += 128 * U) {
         uint32_t lo[U][4][R], hi[U][4][R];
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
             for (int q = 0; q < 4; q++) {
-                const int wi = s0 + 128 * u + 32 * q + lane;
+                const bool in = s0 + 128 * u + 32 * q + lane < a.nw;
 #pragma unroll
                 for (int r = 0; r < R; r++) {
-                    lo[u][q][r] = wi < a.nw ? __ldcs(reinterpret_cast<const unsigned *>(wrow(r)) + wi) : 0u;
-                    hi[u][q][r] = wi < a.nw ? __ldcs(reinterpret_cast<const unsigned *>(wrow(r) + a.ldk) + wi) : 0u;
+                    lo[u][q][r] = in ? __ldcs(wl[r] + 128 * u + 32 * q) : 0u;
+                    hi[u][q][r] = in ? __ldcs(wh[r] + 128 * u + 32 * q) : 0u;
                 }
             }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            wl[r] += 128 * U;
+            wh[r] += 128 * U;
+        }
 #pragma unroll
         for (int u = 0; u < U; u++)
 #pragma unroll
@@ -113,8 +129,7 @@ __global__ void __launch_bounds__(WARPS * 32, XVEC ? 2 : 1) gemv_i8_kernel(const
                 for (int m = 0; m < MT; m++) {
                     float xf[4];
                     if (XVEC) {   /* K % 4 == 0: a group of 4 is all in or all out */
-                        const float4 xv = k4 < a.K ? __ldg(reinterpret_cast<const float4 *>(xrow(m) + k4))
-                                                   : make_float4(0.f, 0.f, 0.f, 0.f);
+                        const float4 xv = k4 < a.K ? __ldg(xq[m] + 128 * u + 32 * q) : make_float4(0.f, 0.f, 0.f, 0.f);
                         xf[0] = xv.x; xf[1] = xv.y; xf[2] = xv.z; xf[3] = xv.w;
                     } else {
 #pragma unroll
@@ -126,6 +141,8 @@ __global__ void __launch_bounds__(WARPS * 32, XVEC ? 2 : 1) gemv_i8_kernel(const
                         for (int e = 0; e < 4; e++) acc[r][m] = fmaf(xf[e], t[r][e], acc[r][m]);
                 }
             }
+#pragma unroll
+        for (int m = 0; m < MT; m++) xq[m] += 128 * U;
     }
 
     /* The pre-pass's flags: written by the kernel before this one in the stream (PDL may have started us early). */
