@@ -48,14 +48,14 @@
 
 namespace {
 
-constexpr int WARPS = 8;
-constexpr int R = 4;               /* W rows per warp */
-constexpr int BN = WARPS * R;      /* columns of y per block */
-constexpr int MG = 8;              /* rows of x per row group (the largest MT) */
+using mg_gemv::BN;   /* the layout both gemv kernels share (gemv_epilogue.cuh) */
+using mg_gemv::MAX_GROUPS;
+using mg_gemv::MG;
+using mg_gemv::R;
+using mg_gemv::WARPS;
 /* k steps loaded ahead: U x R x 512 B of W in flight per warp. 4 where the registers allow it (MT <= 4); bf16 at
  * MT = 8 fills 128 registers with U = 2. */
 template <int MT> constexpr int steps_ahead() { return MT <= 4 ? 4 : 2; }
-constexpr int MAX_GROUPS = 65535;  /* gridDim.y */
 
 /* 16 bytes as fp32 values: 4 floats, or 8 bf16 widened (a bf16 is the top half of its fp32: exact). */
 template <typename T> struct Vec;
@@ -173,7 +173,7 @@ static_assert(sizeof(gemv_priv) <= sizeof(((mg_launch_plan *)nullptr)->priv.byte
 
 /* Partial rows for a batch of p->m rows (at least 1: an empty output names one that is never written or read). */
 int gemv_partial_rows(const mg_problem *p) {
-    const long long t = p->max_dim == 1 ? ((long long)p->n + BN - 1) / BN : ((long long)p->m + MG - 1) / MG;
+    const long long t = mg_gemv::partial_rows(p->m, p->n, p->max_dim);
     if (t < 1) return 1;
     return t > INT_MAX ? INT_MAX : (int)t;   /* sizes gemv_supports rejects: no overflow on the way there */
 }

@@ -51,11 +51,11 @@
 
 namespace {
 
-constexpr int WARPS = 8;
-constexpr int R = 4;               /* W rows per warp */
-constexpr int BN = WARPS * R;      /* columns of y per block */
-constexpr int MG = 8;              /* rows of x per row group (the largest MT) */
-constexpr int MAX_GROUPS = 65535;  /* gridDim.y */
+using mg_gemv::BN;   /* the layout both gemv kernels share (gemv_epilogue.cuh) */
+using mg_gemv::MAX_GROUPS;
+using mg_gemv::MG;
+using mg_gemv::R;
+using mg_gemv::WARPS;
 
 /* 4 W elements from one word of each slice: t[e] = 256 hi_e + lo_e, exact (src/ozaki.h mg_oz_decode). */
 __device__ __forceinline__ void decode4(uint32_t lo, uint32_t hi, float t[4]) {
@@ -187,10 +187,6 @@ struct gi8_priv {
 };
 static_assert(sizeof(gi8_priv) <= sizeof(((mg_launch_plan *)nullptr)->priv.bytes), "gi8_priv fits priv");
 
-long long main_rows_of(long long m, long long n, int max_dim) {
-    return max_dim == 1 ? (n + BN - 1) / BN : (m + MG - 1) / MG;
-}
-
 /* What prepare made (mg_prepared::state): the int8 layer's weight side (kernel 10's, without tensor maps). */
 struct State {
     mg_oz_wstate w;
@@ -228,7 +224,7 @@ void gi8_bounds(const mg_problem *p, const mg_device *dev, int *partial_rows, si
     mg_ops_naive.bounds(p, dev, &naive_rows, &naive_ws);
     mg_oz_xlayout xl;
     mg_oz_xlayout_make(p->m, p->k, 0, &xl);
-    const long long rows = main_rows_of(p->m, p->n, p->max_dim) + 1;
+    const long long rows = mg_gemv::partial_rows(p->m, p->n, p->max_dim) + 1;
     if (partial_rows) *partial_rows = naive_rows > rows ? naive_rows : (int)rows;
     if (ws_bytes) *ws_bytes = naive_ws > xl.bytes ? naive_ws : xl.bytes;
 }
@@ -250,7 +246,7 @@ mg_status gi8_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     pp.nw = pp.step == MG_OZ_STEP_INT8 ? (int)(mg_oz_ld(p->k) / 4) : 0;
     pp.grid_x = mg_cdiv(p->n, BN);
     pp.grid_y = mg_cdiv(p->m, MG);
-    pp.main_rows = (int)main_rows_of(p->m, p->n, p->max_dim);
+    pp.main_rows = (int)mg_gemv::partial_rows(p->m, p->n, p->max_dim);
     pp.fb_grid = mg_oz_fallback_grid(p->m, p->n, dev ? dev->num_sms : 0);
     pp.pdl = opt ? opt->pdl != 0 : 1;
     mg_oz_xlayout_make(p->m, p->k, 0, &pp.xl);
@@ -352,15 +348,10 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
     a.ldk = (int)mg_oz_ld(k);
     a.nw = pp.nw;
     a.max_dim = p->max_dim;
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3((unsigned)pp.grid_x, (unsigned)pp.grid_y, 1);
-    cfg.blockDim = dim3(WARPS * 32, 1, 1);
-    cfg.stream = st;
-    cfg.attrs = attr;
-    cfg.numAttrs = mg_pdl_usable(pp.pdl, st) ? 1 : 0;   /* not under stream capture */
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    mg_launch_config(&cfg, &attr, dim3((unsigned)pp.grid_x, (unsigned)pp.grid_y), dim3(WARPS * 32), st,
+                     mg_pdl_usable(pp.pdl, st));   /* not under stream capture */
     MG_CUDA_TRY(launchers[pp.mt_log2][pp.xvec](&cfg, a));
     MG_LAUNCH_CHECK();
 

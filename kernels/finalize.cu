@@ -216,15 +216,9 @@ int grid_for(int len, int per_block, int cap) {
 /* kern<<<grid, FIN_THREADS, 0, st>>>(args...), with the PDL attribute when pdl. */
 template <typename... KArgs, typename... Args>
 mg_status launch(bool pdl, void (*kern)(KArgs...), int grid, cudaStream_t st, Args... args) {
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3((unsigned)grid, 1, 1);
-    cfg.blockDim = dim3(FIN_THREADS, 1, 1);
-    cfg.stream = st;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    mg_launch_config(&cfg, &attr, dim3((unsigned)grid), dim3(FIN_THREADS), st, pdl);
     MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, ((KArgs)args)...));
     return MG_OK;
 }

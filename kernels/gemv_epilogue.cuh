@@ -1,4 +1,4 @@
-/* gemv_epilogue.cuh: the partial maxima of the gemv kernels (7 gemv_stream, 11 gemv_int8w), which share a layout: a
+/* gemv_epilogue.cuh: the layout and the partial maxima of the gemv kernels (7 gemv_stream, 11 gemv_int8w): a
  * block of WARPS warps, warp w holding y for its R columns j0 .. j0 + R - 1 (j0 = blockIdx.x * WARPS * R + w * R) and
  * the MT rows i0 .. i0 + MT - 1 of its row group (blockIdx.y), every lane holding all R x MT values (after the warp
  * sums), -inf outside M x N and wherever a kernel masks a row. It writes
@@ -12,6 +12,19 @@
 #include <math.h>
 
 #include "mg_kernel.h"
+
+namespace mg_gemv {
+constexpr int WARPS = 8;
+constexpr int R = 4;               /* W rows per warp */
+constexpr int BN = WARPS * R;      /* columns of y per block */
+constexpr int MG = 8;              /* rows of x per row group (the largest MT) */
+constexpr int MAX_GROUPS = 65535;  /* gridDim.y: row groups */
+
+/* The partial rows of a launch (the store below): one per block of BN columns (max_dim 1) or per row group (0). */
+inline long long partial_rows(long long m, long long n, int max_dim) {
+    return max_dim == 1 ? (n + BN - 1) / BN : (m + MG - 1) / MG;
+}
+}  // namespace mg_gemv
 
 template <int WARPS, int R, int MT>
 __device__ __forceinline__ void mg_gemv_store_maxima(const float (&acc)[R][MT], float (*red)[MT], int warp, int lane,

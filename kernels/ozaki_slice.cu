@@ -224,15 +224,9 @@ extern "C" mg_status mg_oz_fallback(const float *x, const float *w, const float 
     if (!b || !list || !count || !prow || (k > 0 && (!x || !w)) || grid < 1 || m < 0 || n < 0 || k < 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "mg_oz_fallback: bad arguments (m %d n %d k %d grid %d)", m, n, k,
                             grid);
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1] = {};
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.gridDim = dim3((unsigned)grid, 1, 1);
-    cfg.blockDim = dim3(FB, FB, 1);
-    cfg.stream = (cudaStream_t)stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = mg_pdl_usable(pdl, stream) ? 1 : 0;
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    mg_launch_config(&cfg, &attr, dim3((unsigned)grid), dim3(FB, FB), (cudaStream_t)stream, mg_pdl_usable(pdl, stream));
     MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, oz_fallback_kernel, x, w, b, n, k, max_dim, list, count, prow));
     MG_LAUNCH_CHECK();
     return MG_OK;

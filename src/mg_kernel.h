@@ -172,6 +172,21 @@ __device__ __forceinline__ float mg_nanmaxf(float a, float b) { return (a != a |
 /* An element of x, W or b as fp32 (fp32 and tf32 modes store float, bf16 mode __nv_bfloat16: exact either way). */
 __device__ __forceinline__ float mg_to_f32(float v) { return v; }
 __device__ __forceinline__ float mg_to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+/* The configuration of a cudaLaunchKernelEx launch: grid, block and stream, and the programmatic stream serialization
+ * attribute (written to *attr, which must outlive the launch) when pdl is nonzero; whether a launch may use PDL is
+ * mg_pdl_usable's to say. The finalize, the int8 layer's fallback and kernel 11 launch through it. */
+static inline void mg_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr, dim3 grid, dim3 block,
+                                    cudaStream_t stream, int pdl) {
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    *cfg = cudaLaunchConfig_t{};
+    cfg->gridDim = grid;
+    cfg->blockDim = block;
+    cfg->stream = stream;
+    cfg->attrs = attr;
+    cfg->numAttrs = pdl ? 1 : 0;
+}
 #endif
 
 /* CUDA error plumbing for .cu launchers: returns MG_ERR_CUDA with the call text and CUDA's message. */

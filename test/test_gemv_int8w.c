@@ -3,7 +3,7 @@
  * on the device), its W-only guard (mg_oz_bound_w) against the three-product one, and its plan through the registry.
  * test/test_gpu.c (gpu_int8x3) runs it on the GPU: adversarial inputs, determinism, M = 1..13, PDL on / off, graphs.
  */
-#include "test_common.h"
+#include "test_ozaki_common.h"
 
 #include <stdlib.h>
 
@@ -35,27 +35,6 @@ Test(gemv_int8w, decode_every_digit_pair) {
 
 /* ---- the W-only guard ------------------------------------------------------------------------------------------ */
 
-/* The headline's W statistics (K = 8192, nn.Linear's init; 512 rows stand in for 8192, as in test_ozaki.c). */
-static mg_oz_wstats headline_w(void) {
-    static mg_oz_wstats ws;
-    static int done;
-    if (!done) {
-        const int64_t n = 512, k = 8192;
-        float *W = malloc((size_t)(n * k) * sizeof(float)), *u = malloc((size_t)n * 4), *am = malloc((size_t)n * 4);
-        double *n2 = malloc((size_t)n * sizeof(double));
-        int *nf = malloc((size_t)n * sizeof(int));
-        cr_assert(W && u && am && n2 && nf);
-        mg_test_seedlike_f32(NULL, W, NULL, 0, n, k, 7);
-        mg_oz_slice_args a = {0};
-        a.src = W; a.rows = n; a.cols = k; a.u = u; a.amax = am; a.n2 = n2; a.nonfinite = nf;
-        mg_oz_slice_ref(&a);
-        cr_assert_eq(mg_oz_wstats_reduce(u, am, n2, nf, n, &ws), 0);
-        free(W); free(u); free(am); free(n2); free(nf);
-        done = 1;
-    }
-    return ws;
-}
-
 /* One x row's statistics and its route under guard g (through the CPU reference of the pre-pass). */
 static int route_w(const float *x, int64_t k, mg_oz_wstats w, int g, double *bound_w, double *bound_x3) {
     float u = 0.f, am = 0.f;
@@ -71,19 +50,12 @@ static int route_w(const float *x, int64_t k, mg_oz_wstats w, int g, double *bou
     return flag;
 }
 
-static float *seedlike_x(int64_t k, uint64_t seed) {
-    float *x = malloc((size_t)(k > 0 ? k : 1) * sizeof(float));
-    cr_assert_not_null(x);
-    mg_test_seedlike_f32(x, NULL, NULL, 1, 0, k, seed);
-    return x;
-}
-
 /* Seed-like headline rows: the W-only bound is 3.6e-5 (2.4x inside tau), about 0.55x the three-product bound (x is
  * exact and no lo*lo term is dropped). It is never above the three-product bound. */
 Test(gemv_int8w, guard_w_headline) {
-    const mg_oz_wstats w = headline_w();
+    const mg_oz_wstats w = oz_headline_w();
     for (uint64_t seed = 1; seed <= 5; seed++) {
-        float *x = seedlike_x(8192, seed);
+        float *x = oz_seedlike_x(8192, seed);
         double bw, b3;
         cr_expect_eq(route_w(x, 8192, w, MG_OZ_GUARD_W, &bw, &b3), MG_OZ_PASS, "seed %llu: bound %g",
                      (unsigned long long)seed, bw);
@@ -99,14 +71,14 @@ Test(gemv_int8w, guard_w_headline) {
  * and more fail (its single term alone is then above tau), NaN / inf and K beyond the slices' limit are flagged as
  * such. Where the three-product guard passes, this one does too (checked on every row here). */
 Test(gemv_int8w, guard_w_decisions) {
-    const mg_oz_wstats w = headline_w();
+    const mg_oz_wstats w = oz_headline_w();
     const struct { float scale, spike; int want; } cases[] = {
         {1.f, 0.f, MG_OZ_PASS},   {1.3f, 0.f, MG_OZ_PASS},  {2.3f, 0.f, MG_OZ_PASS},  {2.5f, 0.f, MG_OZ_RANGE},
         {4.f, 0.f, MG_OZ_RANGE},  {1.f, 3.f, MG_OZ_PASS},   {1.f, 30.f, MG_OZ_RANGE}, {1.f, 1e3f, MG_OZ_RANGE},
         {1.f, 1e6f, MG_OZ_RANGE}, {1.f, NAN, MG_OZ_NONFINITE}, {1.f, -INFINITY, MG_OZ_NONFINITE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        float *x = seedlike_x(8192, 40 + i);
+        float *x = oz_seedlike_x(8192, 40 + i);
         for (int c = 0; c < 8192; c++) x[c] *= cases[i].scale;
         if (cases[i].spike != 0.f) x[777] = cases[i].spike;
         double bw, b3;

@@ -11,7 +11,7 @@
  *   routing            which rows go to the fallback, as documented: flags and the ascending list of mg_oz_slice_ref
  *   plan               kernel 9's partial rows (combine rows + the fallback row), steps, workspace within its bounds
  */
-#include "test_common.h"
+#include "test_ozaki_common.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -56,31 +56,6 @@ static void sb_free(slice_buf *s) {
     free(s->a.flag); free(s->a.list); free(s->a.count);
 }
 
-/* W's guard maxima from a dense n x k W, through the CPU reference and the reduction prepare runs. */
-static int64_t wstats_of(const float *W, int64_t n, int64_t k, mg_oz_wstats *out) {
-    slice_buf s;
-    sb_run(&s, W, n, k, NULL);
-    const int64_t bad = mg_oz_wstats_reduce(s.a.u, s.a.amax, s.a.n2, s.a.nonfinite, n, out);
-    sb_free(&s);
-    return bad;
-}
-
-/* The headline's W statistics (K = 8192, nn.Linear's init; 512 rows stand in for the 8192: the maxima move by <1%). */
-static mg_oz_wstats headline_w(void) {
-    static mg_oz_wstats ws;
-    static int done;
-    if (!done) {
-        const int64_t n = 512, k = 8192;
-        float *W = malloc((size_t)(n * k) * sizeof(float));
-        cr_assert_not_null(W);
-        mg_test_seedlike_f32(NULL, W, NULL, 0, n, k, 7);
-        cr_assert_eq(wstats_of(W, n, k, &ws), 0);
-        free(W);
-        done = 1;
-    }
-    return ws;
-}
-
 /* The route of one row (host), with its bound in *bound. */
 static int route_row(const float *v, int64_t k, mg_oz_wstats w, double *bound) {
     slice_buf s;
@@ -89,13 +64,6 @@ static int route_row(const float *v, int64_t k, mg_oz_wstats w, double *bound) {
     if (bound) *bound = mg_oz_bound(k, s.a.amax[0], s.a.n2[0], s.a.u[0], w);
     sb_free(&s);
     return r;
-}
-
-static float *seedlike_x(int64_t k, uint64_t seed) {
-    float *x = malloc((size_t)(k > 0 ? k : 1) * sizeof(float));
-    cr_assert_not_null(x);
-    mg_test_seedlike_f32(x, NULL, NULL, 1, 0, k, seed);
-    return x;
 }
 
 /* ---- digits and slicing ------------------------------------------------------------------------------------------- */
@@ -243,10 +211,10 @@ Test(ozaki, combine) {
 
 /* Seed-like headline rows pass, with the bound the notes give (6.55e-5 against tau = 8.5e-5: a 1.3x margin). */
 Test(ozaki, guard_passes_seedlike_headline) {
-    const mg_oz_wstats w = headline_w();
+    const mg_oz_wstats w = oz_headline_w();
     cr_expect(w.a_w > 3.3e-7 && w.a_w < 3.4e-7, "A_W = %g (1/sqrt(8192)/32639 = 3.385e-7)", w.a_w);
     for (uint64_t seed = 1; seed <= 5; seed++) {
-        float *x = seedlike_x(8192, seed);
+        float *x = oz_seedlike_x(8192, seed);
         double bound;
         cr_expect_eq(route_row(x, 8192, w, &bound), MG_OZ_PASS, "seed %llu: bound %g", (unsigned long long)seed, bound);
         cr_expect(bound > 6.2e-5 && bound < 6.9e-5, "seed %llu: bound %g, the notes give 6.55e-5",
@@ -261,11 +229,11 @@ Test(ozaki, guard_passes_seedlike_headline) {
 
 /* The notes' thresholds (3 products, headline W): x ~ U[0, c) passes for c <= 1.30. */
 Test(ozaki, guard_scale_threshold) {
-    const mg_oz_wstats w = headline_w();
+    const mg_oz_wstats w = oz_headline_w();
     const float cs[] = {1.2f, 1.5f, 2.f, 4.f};
     const int want[] = {MG_OZ_PASS, MG_OZ_RANGE, MG_OZ_RANGE, MG_OZ_RANGE};
     for (int i = 0; i < 4; i++) {
-        float *x = seedlike_x(8192, 9);
+        float *x = oz_seedlike_x(8192, 9);
         for (int c = 0; c < 8192; c++) x[c] *= cs[i];
         double bound;
         cr_expect_eq(route_row(x, 8192, w, &bound), want[i], "U[0, %g): route %d, bound %g", cs[i],
@@ -276,10 +244,10 @@ Test(ozaki, guard_scale_threshold) {
 
 /* One element 1e3 .. 1e6 times the rest: every such row fails (int8 would be 150-3300x over the bar there). */
 Test(ozaki, guard_flags_spikes) {
-    const mg_oz_wstats w = headline_w();
+    const mg_oz_wstats w = oz_headline_w();
     const float fs[] = {3.f, 1e3f, 1e4f, 1e5f, 1e6f};
     for (int i = 0; i < 5; i++) {
-        float *x = seedlike_x(8192, 10 + i);
+        float *x = oz_seedlike_x(8192, 10 + i);
         x[777] = fs[i];
         double bound;
         cr_expect_eq(route_row(x, 8192, w, &bound), MG_OZ_RANGE, "spike %g: bound %g", fs[i], bound);
@@ -290,8 +258,8 @@ Test(ozaki, guard_flags_spikes) {
 /* Subnormal rows (every T is 0 or +-1, the error is the dot product itself, < 1e-37) and every other element
  * subnormal (half the row is a seed-like row) pass. */
 Test(ozaki, guard_subnormal_rows) {
-    const mg_oz_wstats w = headline_w();
-    float *x = seedlike_x(8192, 17);
+    const mg_oz_wstats w = oz_headline_w();
+    float *x = oz_seedlike_x(8192, 17);
     for (int c = 0; c < 8192; c += 2) x[c] = (float)(x[c] * 1e-40);
     double bound;
     cr_expect_eq(route_row(x, 8192, w, &bound), MG_OZ_PASS, "half subnormal: bound %g", bound);
@@ -308,15 +276,15 @@ Test(ozaki, guard_k_limits) {
     float W1[64], x1 = 0.9999f;
     mg_test_seedlike_f32(NULL, W1, NULL, 0, 64, 1, 3);
     mg_oz_wstats w1;
-    cr_assert_eq(wstats_of(W1, 64, 1, &w1), 0);
+    cr_assert_eq(oz_wstats_of(W1, 64, 1, &w1), 0);
     double bound;
     cr_expect_eq(route_row(&x1, 1, w1, &bound), MG_OZ_PASS, "K = 1: bound %g", bound);
-    const mg_oz_wstats w = headline_w();
+    const mg_oz_wstats w = oz_headline_w();
     /* an all-zero row (bound 0) isolates the K test */
     cr_expect_eq(mg_oz_route(MG_OZ_K_MAX, 0, 0.f, 0.0, 0.f, w), MG_OZ_PASS);
     cr_expect_eq(mg_oz_route(MG_OZ_K_MAX + 1, 0, 0.f, 0.0, 0.f, w), MG_OZ_KLIMIT);
     cr_expect_eq(MG_OZ_K_MAX, (int)(2147483647LL / (2 * 127 * 128)));
-    float *x = seedlike_x(100000, 23);
+    float *x = oz_seedlike_x(100000, 23);
     cr_expect_eq(route_row(x, 100000, w, NULL), MG_OZ_KLIMIT, "K = 100000 must be flagged");
     x[5] = NAN;
     cr_expect_eq(route_row(x, 100000, w, NULL), MG_OZ_NONFINITE);
@@ -331,18 +299,18 @@ Test(ozaki, guard_w_outlier_row_flags_everything) {
     cr_assert_not_null(W);
     mg_test_seedlike_f32(NULL, W, NULL, 0, n, k, 29);
     mg_oz_wstats clean, spiked;
-    cr_assert_eq(wstats_of(W, n, k, &clean), 0);
+    cr_assert_eq(oz_wstats_of(W, n, k, &clean), 0);
     W[3 * k + 100] = 1e3f / sqrtf((float)k);
-    cr_assert_eq(wstats_of(W, n, k, &spiked), 0);
+    cr_assert_eq(oz_wstats_of(W, n, k, &spiked), 0);
     cr_expect(spiked.a_w > 900 * clean.a_w, "A_W %g vs %g", spiked.a_w, clean.a_w);
-    float *x = seedlike_x(k, 30);
+    float *x = oz_seedlike_x(k, 30);
     cr_expect_eq(route_row(x, k, clean, NULL), MG_OZ_PASS);
     cr_expect_eq(route_row(x, k, spiked, NULL), MG_OZ_RANGE);
     free(x);
     /* a W row holding a NaN or inf is counted (prepare then hands W to kernel 1) and left out of the maxima */
     W[5 * k + 1] = INFINITY;
     mg_oz_wstats with_inf;
-    cr_expect_eq(wstats_of(W, n, k, &with_inf), 1);
+    cr_expect_eq(oz_wstats_of(W, n, k, &with_inf), 1);
     cr_expect_eq(with_inf.a_w, spiked.a_w);
     free(W);
 }
@@ -355,7 +323,7 @@ Test(ozaki, guard_w_outlier_row_flags_everything) {
  * filled with -inf. */
 Test(ozaki, routing_as_documented) {
     const int64_t k = 4096, rows = 8;
-    const mg_oz_wstats w = headline_w();   /* K differs from the W's 8192: the bound scales the same way */
+    const mg_oz_wstats w = oz_headline_w();   /* K differs from the W's 8192: the bound scales the same way */
     float *x = malloc((size_t)(rows * k) * sizeof(float));
     cr_assert_not_null(x);
     mg_test_seedlike_f32(x, NULL, NULL, rows, 0, k, 31);
