@@ -147,13 +147,6 @@ mg_status int8x3_plan(const mg_problem *p, const mg_device *dev, const mg_option
     return MG_OK;
 }
 
-void int8x3_release(void *state) {
-    int8x3_state *s = (int8x3_state *)state;
-    if (!s) return;
-    mg_oz_wstate_free(s);
-    free(s);
-}
-
 mg_status int8x3_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
                          void *stream) {
     (void)b;
@@ -162,22 +155,9 @@ mg_status int8x3_prepare(const mg_problem *p, const mg_device *dev, const void *
                             p ? "output" : "problem");
     out->state = NULL;
     out->runner = NULL;
-    mg_status st = int8x3_supports(p, dev ? dev->sm : 0);
+    const mg_status st = int8x3_supports(p, dev ? dev->sm : 0);
     if (st != MG_OK) return st;
-    if (p->n == 0) return MG_OK;                      /* no column: launch never reads W */
-    if (!w && p->k > 0) return mg_set_error(MG_ERR_INVALID_ARG, "cublas_int8x3: W is NULL (N=%d K=%d)", p->n, p->k);
-    int8x3_state *s = (int8x3_state *)calloc(1, sizeof *s);
-    if (!s) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "cublas_int8x3: host allocation of the weight state failed");
-    int64_t bad = 0;
-    st = mg_oz_prepare_w((const float *)w, p->n, p->k, (p->align & MG_ALIGN_W16) && p->k % 4 == 0, "cublas_int8x3", s,
-                         &bad, stream);
-    if (st != MG_OK || bad > 0) {
-        int8x3_release(s);
-        if (st == MG_OK) out->runner = &mg_ops_naive;   /* NaN / inf in W: the exact SIMT kernel runs on W itself */
-        return st;
-    }
-    out->state = s;
-    return MG_OK;
+    return mg_oz_prepare_state(p, w, "cublas_int8x3", out, stream);
 }
 
 /* ---- the combine: y from hh and cr, + b, NaN-propagating max; flagged rows are -inf (the fallback has them) ---- */
@@ -289,5 +269,5 @@ mg_status int8x3_launch(const mg_launch_plan *lp, const mg_io *io, const void *s
 }  // namespace
 
 extern "C" const mg_kernel_ops mg_ops_cublas_int8x3 = {
-    int8x3_supports, int8x3_bounds, int8x3_plan, int8x3_prepare, int8x3_release, int8x3_launch,
+    int8x3_supports, int8x3_bounds, int8x3_plan, int8x3_prepare, mg_oz_wstate_release, int8x3_launch,
 };

@@ -187,18 +187,6 @@ struct gi8_priv {
 };
 static_assert(sizeof(gi8_priv) <= sizeof(((mg_launch_plan *)nullptr)->priv.bytes), "gi8_priv fits priv");
 
-/* What prepare made (mg_prepared::state): the int8 layer's weight side (kernel 10's, without tensor maps). */
-struct State {
-    mg_oz_wstate w;
-};
-
-void gi8_release(void *state) {
-    State *s = static_cast<State *>(state);
-    if (!s) return;
-    mg_oz_wstate_free(&s->w);
-    free(s);
-}
-
 mg_status gi8_supports(const mg_problem *p, int sm) {
     if (p->prec != MG_PREC_FP32)
         return mg_set_error(MG_ERR_UNSUPPORTED, "gemv_int8w implements fp32 mode only (W as two s8 slices with x in "
@@ -262,6 +250,8 @@ mg_status gi8_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     return MG_OK;
 }
 
+/* The weight side (mg_prepared::state) is the int8 layer's mg_oz_wstate alone, as kernel 9's: kernel 10's slices of W
+ * without tensor maps. */
 mg_status gi8_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
                       void *stream) {
     (void)b;
@@ -270,22 +260,9 @@ mg_status gi8_prepare(const mg_problem *p, const mg_device *dev, const void *w, 
         return mg_set_error(MG_ERR_INVALID_ARG, "gemv_int8w: prepare called with a NULL %s", p ? "output" : "problem");
     out->state = NULL;
     out->runner = NULL;
-    mg_status st = gi8_supports(p, 0);
+    const mg_status st = gi8_supports(p, 0);
     if (st != MG_OK) return st;
-    if (p->n == 0) return MG_OK;   /* no column: launch never reads W */
-    if (!w && p->k > 0) return mg_set_error(MG_ERR_INVALID_ARG, "gemv_int8w: W is NULL (N=%d K=%d)", p->n, p->k);
-    State *s = static_cast<State *>(calloc(1, sizeof(State)));
-    if (!s) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "gemv_int8w: host allocation of the weight state failed");
-    int64_t bad = 0;
-    st = mg_oz_prepare_w((const float *)w, p->n, p->k, (p->align & MG_ALIGN_W16) && p->k % 4 == 0, "gemv_int8w",
-                         &s->w, &bad, stream);
-    if (st != MG_OK || bad > 0) {
-        gi8_release(s);
-        if (st == MG_OK) out->runner = &mg_ops_naive;   /* NaN / inf in W: the exact SIMT kernel runs on W itself */
-        return st;
-    }
-    out->state = s;
-    return MG_OK;
+    return mg_oz_prepare_state(p, w, "gemv_int8w", out, stream);
 }
 
 /* One launcher per instantiation; the plan's (mt_log2, xvec) indexes the table. U: 2 steps in flight at MT <= 2
@@ -321,8 +298,8 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
     if (pp.xvec && (uintptr_t)io->x % 16 != 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "gemv_int8w: the launch plan uses 16-byte x loads (the problem's align "
                             "bits), but x (%p) is not 16-byte aligned", io->x);
-    const State *s = static_cast<const State *>(state);
-    if (!s || !s->w.u_w || s->w.n != n || s->w.k != k || (pp.nw > 0 && !s->w.w_sl))
+    const mg_oz_wstate *s = static_cast<const mg_oz_wstate *>(state);
+    if (!s || !s->u_w || s->n != n || s->k != k || (pp.nw > 0 && !s->w_sl))
         return mg_set_error(MG_ERR_NO_WEIGHTS, "gemv_int8w: W was not prepared for this problem (N=%d K=%d)", n, k);
     cudaStream_t st = (cudaStream_t)stream;
     char *ws = static_cast<char *>(io->ws);
@@ -330,15 +307,15 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
     float *fb_row = io->partial + (size_t)pp.main_rows * len;
 
     /* 1. the pre-pass: the W-only guard's flags and list, the fallback row's -inf (no x slices) */
-    mg_status ret = mg_oz_prepass(&pp.xl, pp.step, MG_OZ_GUARD_W, (const float *)io->x, m, k, pp.xvec, s->w.ws, ws,
+    mg_status ret = mg_oz_prepass(&pp.xl, pp.step, MG_OZ_GUARD_W, (const float *)io->x, m, k, pp.xvec, s->ws, ws,
                                   fb_row, len, stream);
     if (ret != MG_OK) return ret;
 
     /* 2. the gemv over the slices, early by PDL: it waits for the pre-pass before its epilogue */
     Args a;
     a.x = static_cast<const float *>(io->x);
-    a.wsl = s->w.w_sl;
-    a.uw = s->w.u_w;
+    a.wsl = s->w_sl;
+    a.uw = s->u_w;
     a.b = static_cast<const float *>(io->b);
     a.flag = reinterpret_cast<const int *>(ws + pp.xl.flag_off);
     a.partial = io->partial;
@@ -364,5 +341,5 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
 }  // namespace
 
 extern "C" const mg_kernel_ops mg_ops_gemv_int8w = {
-    gi8_supports, gi8_bounds, gi8_plan, gi8_prepare, gi8_release, gi8_launch,
+    gi8_supports, gi8_bounds, gi8_plan, gi8_prepare, mg_oz_wstate_release, gi8_launch,
 };

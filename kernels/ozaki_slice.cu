@@ -297,6 +297,33 @@ extern "C" mg_status mg_oz_prepare_w(const float *w, int n_, int k_, int vec, co
     return ret;
 }
 
+extern "C" void mg_oz_wstate_release(void *state) {
+    mg_oz_wstate *s = static_cast<mg_oz_wstate *>(state);
+    if (!s) return;
+    mg_oz_wstate_free(s);
+    free(s);
+}
+
+extern "C" mg_status mg_oz_prepare_state(const mg_problem *p, const void *w, const char *who, mg_prepared *out,
+                                         void *stream) {
+    out->state = NULL;
+    out->runner = NULL;
+    if (p->n == 0) return MG_OK;   /* no column: launch never reads W */
+    if (!w && p->k > 0) return mg_set_error(MG_ERR_INVALID_ARG, "%s: W is NULL (N=%d K=%d)", who, p->n, p->k);
+    mg_oz_wstate *s = static_cast<mg_oz_wstate *>(calloc(1, sizeof *s));
+    if (!s) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "%s: host allocation of the weight state failed", who);
+    int64_t bad = 0;
+    const mg_status st = mg_oz_prepare_w((const float *)w, p->n, p->k, (p->align & MG_ALIGN_W16) && p->k % 4 == 0,
+                                         who, s, &bad, stream);
+    if (st != MG_OK || bad > 0) {
+        mg_oz_wstate_release(s);
+        if (st == MG_OK) out->runner = &mg_ops_naive;   /* NaN / inf in W: the exact SIMT kernel runs on W itself */
+        return st;
+    }
+    out->state = s;
+    return MG_OK;
+}
+
 extern "C" mg_status mg_oz_prepass(const mg_oz_xlayout *xl, int step, int guard, const float *x, int m, int k,
                                    int vec, mg_oz_wstats w, void *ws_, float *fb_row, int fill_len, void *stream) {
     char *ws = (char *)ws_;

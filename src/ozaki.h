@@ -310,6 +310,16 @@ mg_status mg_oz_prepare_w(const float *w, int n, int k, int vec, const char *who
                           void *stream);
 /* Frees the device buffers of *s (not s itself); release cannot report, a failed free leaks at worst. */
 void mg_oz_wstate_free(mg_oz_wstate *s);
+/* The whole prepare of a kernel whose weight state is this layer's alone (kernels 9 and 11), once the kernel has
+ * checked p: nothing for N = 0 (launch never reads W); W NULL with K > 0 is an error; otherwise mg_oz_prepare_w into a
+ * malloc'ed mg_oz_wstate in out->state (mg_oz_wstate_release frees it), or, for W holding NaN / inf, no state and
+ * out->runner = kernel 1 (naive: exact on W itself). who: the kernel's name for the messages. */
+struct mg_problem;
+struct mg_prepared;
+mg_status mg_oz_prepare_state(const struct mg_problem *p, const void *w, const char *who, struct mg_prepared *out,
+                              void *stream);
+/* mg_kernel_ops::release of that state: mg_oz_wstate_free, then the struct itself. */
+void mg_oz_wstate_release(void *state);
 /* Device: the x pre-pass of one launch into the workspace ws (layout xl): zeroes the count, then mg_oz_slice with the
  * guard `guard` on W's maxima w: x slices ([hi | lo] rows of 2 ldk bytes, only for MG_OZ_STEP_INT8 under
  * MG_OZ_GUARD_X3: kernel 11 reads x in fp32), u_x, flags, the list of flagged rows, and fb_row's fill_len floats set
