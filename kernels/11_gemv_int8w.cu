@@ -322,7 +322,7 @@ mg_status gi8_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
     a.M = m;
     a.N = n;
     a.K = k;
-    a.ldk = (int)mg_oz_ld(k);
+    a.ldk = (int)pp.xl.ldk;   /* mg_oz_ld(K): the slice rows of W and the layout of the plan alike */
     a.nw = pp.nw;
     a.max_dim = p->max_dim;
     cudaLaunchConfig_t cfg;
