@@ -53,25 +53,29 @@ namespace {
 
 using mgsab::Cfg;
 
-/* One precision's seven configurations, in mg_sab_kernel8's order (ascending NX). */
+/* One precision's nine configurations, in mg_sab_kernel8's order (ascending NX). */
 template <class E> struct Set;
 template <> struct Set<__nv_bfloat16> {
     using C0 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n8_bf16>;
     using C1 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n16_bf16>;
     using C2 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n32_bf16>;
     using C3 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n64_bf16>;
-    using C4 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n128_bf16>;
-    using C5 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
-    using C6 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
+    using C4 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n96_bf16>;
+    using C5 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n128_bf16>;
+    using C6 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n152_bf16>;
+    using C7 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
+    using C8 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
 };
 template <> struct Set<float> {
     using C0 = Cfg<float, MG_TILE_wgmma_swapab_n8_tf32>;
     using C1 = Cfg<float, MG_TILE_wgmma_swapab_n16_tf32>;
     using C2 = Cfg<float, MG_TILE_wgmma_swapab_n32_tf32>;
     using C3 = Cfg<float, MG_TILE_wgmma_swapab_n64_tf32>;
-    using C4 = Cfg<float, MG_TILE_wgmma_swapab_n128_tf32>;
-    using C5 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
-    using C6 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
+    using C4 = Cfg<float, MG_TILE_wgmma_swapab_n96_tf32>;
+    using C5 = Cfg<float, MG_TILE_wgmma_swapab_n128_tf32>;
+    using C6 = Cfg<float, MG_TILE_wgmma_swapab_n152_tf32>;
+    using C7 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
+    using C8 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
 };
 
 /* The plan's private part. */
@@ -105,9 +109,8 @@ mg_status sab_supports(const mg_problem *p, int sm) {
                             "wgmma_swapab is compiled for sm_90a (wgmma, TMA, setmaxnreg); this GPU is sm_%d", sm);
     if (p->m > MG_SAB_MAX_M)
         return mg_set_error(MG_ERR_UNSUPPORTED,
-                            "wgmma_swapab is the small-M kernel: M = %d > %d (x's rows ride wgmma's N side, at most "
-                            "256; kernel 4 takes larger M)",
-                            p->m, MG_SAB_MAX_M);
+                            "wgmma_swapab is the small- and mid-M kernel: M = %d > %d (kernel 4 takes larger M)", p->m,
+                            MG_SAB_MAX_M);
     if (p->m < 1 || p->n < 1 || p->k < 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "wgmma_swapab: M = %d, N = %d, K = %d: needs M, N >= 1, K >= 0", p->m,
                             p->n, p->k);
@@ -126,7 +129,7 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     mg_sab_plan &pl = plan_of(lp);
     char why[160];
     if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms,
-                         opt ? opt->splits : 0, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
+                         opt ? opt->splits : 0, opt ? opt->x_tile : 0, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
     mg_sab_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
     return MG_OK;
@@ -190,6 +193,10 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     if (pl.nx != C::NX || pl.wrows != C::WROWS || pl.consumers != C::CONSUMERS)
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows) is not configuration %d's",
                             pl.nx, pl.wrows, pl.cfg);
+    if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != pl.tiles * pl.xtiles * pl.splits)
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles x %d x tiles x %d splits = "
+                            "%d) are not a launchable split (several x tiles never split K)", pl.tiles, pl.xtiles,
+                            pl.splits, pl.units);
     if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
     if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
     mgsab::Params prm;
@@ -219,6 +226,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.k = p.k;
     prm.max_dim = p.max_dim;
     prm.nk = pl.nk;
+    prm.xtiles = pl.xtiles;
     prm.splits = pl.splits;
     prm.units = pl.units;
     if (pl.splits > 1) {
@@ -244,6 +252,8 @@ mg_status launch_set(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     case 4: return launch_cfg<typename S::C4>(lp, io, h, stream);
     case 5: return launch_cfg<typename S::C5>(lp, io, h, stream);
     case 6: return launch_cfg<typename S::C6>(lp, io, h, stream);
+    case 7: return launch_cfg<typename S::C7>(lp, io, h, stream);
+    case 8: return launch_cfg<typename S::C8>(lp, io, h, stream);
     default: return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan names configuration %d", plan_of(lp).cfg);
     }
 }
@@ -257,8 +267,8 @@ mg_status sab_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
 }
 
 /* The policy's view (mg_sab_kernel8) and the instantiations must describe the same rows. */
-static_assert(Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
-                  Set<float>::C6::NX == MG_TILE_wgmma_swapab_n256_tf32_BM,
+static_assert(MG_SAB_NCFG == 9 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
+                  Set<float>::C8::NX == MG_TILE_wgmma_swapab_n256_tf32_BM,
               "Set<> follows tile_configs/wgmma_swapab.cfg");
 
 }  // namespace

@@ -253,7 +253,8 @@ __device__ __forceinline__ void mg_setmaxnreg_dec() {
  * A tile (64 rows) and the B tile (N rows), advanced to the k-step. scale_d = 0 computes D = A*B (ignores d's
  * old value), 1 accumulates. Both operands K-major (imm-trans 0); tf32 has no transpose form at all.
  * tf32 reads the fp32 bit patterns in smem and uses their top 19 bits (the low 13 mantissa bits are ignored).
- * Available N: 64, 128, 192, 256 (add a specialisation here, in the same pattern, for others), and 248 as
+ * Available N: 64, 96, 128, 152, 192, 256 (96, 152: kernel 8's x tiles, e.g. M = 300 and 600 as 2 and 4 x n152;
+ * add a specialisation here, in the same pattern, for others), and 248 as
  * mg_wgmma_*_n248 below.
  * Every thread of the warpgroup must call it (".sync.aligned"), with the same descriptors. */
 template <int N>
@@ -261,7 +262,7 @@ __device__ __forceinline__ void mg_wgmma_bf16(float (&d)[N / 2], uint64_t desc_a
 template <int N>
 __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int scale_d);
 
-/* The accumulator operands of an m64nN wgmma, N/2 = 32, 64, 96 or 128 registers per thread: the PTX register
+/* The accumulator operands of an m64nN wgmma, N/2 = 32, 48, 64, 76, 96 or 128 registers per thread: the PTX register
  * list "{%0, ..., %(N/2-1)}" (built from runs of 32 register names) and the matching "+f" constraints (runs of
  * 8). One definition each, shared by every wrapper. */
 #define MG_ACC_R0 \
@@ -289,11 +290,19 @@ __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a
     " %104, %105, %106, %107, %108, %109, %110, %111,"\
     " %112, %113, %114, %115, %116, %117, %118, %119,"\
     " %120, %121, %122, %123"
+#define MG_ACC_R32_48 \
+    " %32, %33, %34, %35, %36, %37, %38, %39,"\
+    " %40, %41, %42, %43, %44, %45, %46, %47"
+#define MG_ACC_R64_76 \
+    " %64, %65, %66, %67, %68, %69, %70, %71,"\
+    " %72, %73, %74, %75"
 #define MG_ACC_STR_32 "{" MG_ACC_R0 "}"
 #define MG_ACC_STR_64 "{" MG_ACC_R0 "," MG_ACC_R32 "}"
 #define MG_ACC_STR_96 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "}"
 #define MG_ACC_STR_128 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "," MG_ACC_R96 "}"
 #define MG_ACC_STR_124 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64 "," MG_ACC_R96_124 "}"
+#define MG_ACC_STR_48 "{" MG_ACC_R0 "," MG_ACC_R32_48 "}"
+#define MG_ACC_STR_76 "{" MG_ACC_R0 "," MG_ACC_R32 "," MG_ACC_R64_76 "}"
 #define MG_ACC8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
     "+f"(d[i + 6]), "+f"(d[i + 7])
 #define MG_ACC_OPS_32 MG_ACC8(0), MG_ACC8(8), MG_ACC8(16), MG_ACC8(24)
@@ -302,6 +311,8 @@ __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a
 #define MG_ACC_OPS_128 MG_ACC_OPS_96, MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), MG_ACC8(120)
 #define MG_ACC_OPS_124 MG_ACC_OPS_96, MG_ACC8(96), MG_ACC8(104), MG_ACC8(112), "+f"(d[120]), "+f"(d[121]), \
     "+f"(d[122]), "+f"(d[123])
+#define MG_ACC_OPS_48 MG_ACC_OPS_32, MG_ACC8(32), MG_ACC8(40)
+#define MG_ACC_OPS_76 MG_ACC_OPS_64, MG_ACC8(64), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
 
 /* The wgmma asm statement (A and B from shared memory), shared by the specialisations of mg_wgmma_bf16 /
  * mg_wgmma_tf32 (MG_WGMMA_SS) and the n248 forms below: m64nN into the accumulators d[0 .. NACC); IA, IB, IP are
@@ -320,11 +331,15 @@ __device__ __forceinline__ void mg_wgmma_tf32(float (&d)[N / 2], uint64_t desc_a
     }
 
 MG_WGMMA_SS(mg_wgmma_bf16, 64, 32, "k16.f32.bf16.bf16", "1, 1, 0, 0", 32, 33, 34)
+MG_WGMMA_SS(mg_wgmma_bf16, 96, 48, "k16.f32.bf16.bf16", "1, 1, 0, 0", 48, 49, 50)
 MG_WGMMA_SS(mg_wgmma_bf16, 128, 64, "k16.f32.bf16.bf16", "1, 1, 0, 0", 64, 65, 66)
+MG_WGMMA_SS(mg_wgmma_bf16, 152, 76, "k16.f32.bf16.bf16", "1, 1, 0, 0", 76, 77, 78)
 MG_WGMMA_SS(mg_wgmma_bf16, 192, 96, "k16.f32.bf16.bf16", "1, 1, 0, 0", 96, 97, 98)
 MG_WGMMA_SS(mg_wgmma_bf16, 256, 128, "k16.f32.bf16.bf16", "1, 1, 0, 0", 128, 129, 130)
 MG_WGMMA_SS(mg_wgmma_tf32, 64, 32, "k8.f32.tf32.tf32", "1, 1", 32, 33, 34)
+MG_WGMMA_SS(mg_wgmma_tf32, 96, 48, "k8.f32.tf32.tf32", "1, 1", 48, 49, 50)
 MG_WGMMA_SS(mg_wgmma_tf32, 128, 64, "k8.f32.tf32.tf32", "1, 1", 64, 65, 66)
+MG_WGMMA_SS(mg_wgmma_tf32, 152, 76, "k8.f32.tf32.tf32", "1, 1", 76, 77, 78)
 MG_WGMMA_SS(mg_wgmma_tf32, 192, 96, "k8.f32.tf32.tf32", "1, 1", 96, 97, 98)
 MG_WGMMA_SS(mg_wgmma_tf32, 256, 128, "k8.f32.tf32.tf32", "1, 1", 128, 129, 130)
 /* m64n248 into the first 124 of 128 accumulators (the last 4 are left alone): the narrow panels of kernel 4's

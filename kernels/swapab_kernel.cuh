@@ -3,7 +3,7 @@
  * 08_wgmma_swapab.cu says what the kernel shows and why.
  *
  * THE SWAP. y^T = W x^T: W (N x K) is wgmma's A operand (M side: 64 W rows per consumer warpgroup), x (M x K) its B
- * operand (N side: NX >= M columns). Both are K-major in memory as they are, so both come by TMA with the 128B
+ * operand (N side: NX columns, one x tile; cdiv(M, NX) x tiles cover M). Both are K-major in memory as they are, so both come by TMA with the 128B
  * swizzle exactly as in kernel 4 (kernels/hopper.cuh conventions). Accumulator fragment of consumer c, warp w, lane l
  * (hopper.cuh's layout with the roles swapped): acc[4q + e] is W row 64 slab + 16w + l/4 (output column j) and x row
  * 8q + 2(l%4) + e (batch row i); acc[4q + 2 + e] the W row 8 below.
@@ -12,12 +12,14 @@
  *   warpgroup 0  producer: setmaxnreg.dec to 40; ONE thread issues the TMA loads: per k-block, KSUB 128-byte boxes of
  *                the tile's W rows (WROWS x 128 B each) and of x (NX x 128 B each) into one stage of a STAGES-deep
  *                mbarrier ring (full / empty barriers, as ws_pipeline.cuh); it runs ahead into the next unit.
+ *                x's box starts at the unit's x tile (row xt NX); TMA zero-fills rows >= M.
  *   warpgroup 1+c consumer c: setmaxnreg.inc; W rows [64c, 64c + 64) of the tile: per k-block KSUB x 4 wgmma
  *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
  *                handoff and the epilogue on their own (named barrier 1 + c of its 128 threads).
- * WORK. unit u = tile u / S, split u % S (k-blocks mg_sab_split_range); CTA b walks units b, b + grid, ... Both roles
- *   walk the same units, so the ring's k-iteration counter `it` stays identical in both.
+ * WORK. unit u = ((W tile) x xtiles + x tile) x S + split (k-blocks mg_sab_split_range; S = 1 when xtiles > 1: the
+ *   policy); CTA b walks units b, b + grid, ... (unit_of). Both roles walk the same units, so the ring's k-iteration
+ *   counter `it` stays identical in both.
  * K TAIL. Inside a box TMA zero-fills k >= K in both operands: 0 x 0. With KSUB > 1 boxes per stage, the last
  *   k-block's boxes that lie wholly at k >= K are not loaded (sub_count; the stage's expect_tx counts the others); their
  *   wgmmas read a zero box in shared memory instead (both operands: the stale stage could hold inf, and inf x 0 is
@@ -30,11 +32,12 @@
  * EPILOGUE (y = acc + b[j] in fp32, bias added per element before any max; W rows >= N and x rows >= M masked out,
  *   they never compete (TMA's zeros could be NaN there: 0 x inf); NaN propagates: max.NaN.f32):
  *   max_dim 1  for each x row i: max over the slab's 64 W rows: over the thread's 2 rows, then over the 8 lanes
- *              holding the same columns (lane bits 4, 3, 2; kernel 4's transpose-reduce from NX = 32 on: NX/4 + NX/8 +
- *              NX/16 shuffles; the plain __shfl_xor 4, 8, 16 per value gave n256 a spill), then the 4 warps through
- *              smem -> partial[slab * M + i].
- *   max_dim 0  for each W row j: max over the x rows i < M: over the thread's columns, __shfl_xor 1, 2 ->
- *              partial[j] (one partial row: every W row belongs to exactly one slab). */
+ *              holding the same columns (lane bits 4, 3, 2; kernel 4's transpose-reduce on the first NX/32 x 8 of the
+ *              thread's NX/4 values: NX/8 + NX/16 + NX/32 shuffles; the plain __shfl_xor 4, 8, 16 for the rest (n152:
+ *              6 values); the plain form for all gave n256 a spill), then the 4 warps through smem ->
+ *              partial[slab * M + i] (i = xt NX + the tile's row: every x row is in exactly one x tile).
+ *   max_dim 0  for each W row j: max over the tile's x rows i < M: over the thread's columns, __shfl_xor 1, 2 ->
+ *              partial[xt * N + j] (one partial row per x tile: every W row belongs to exactly one slab). */
 #ifndef MG_SWAPAB_KERNEL_CUH
 #define MG_SWAPAB_KERNEL_CUH
 
@@ -91,8 +94,10 @@ struct Cfg {
     static_assert(CLUSTER_ == 1, "tile_configs/wgmma_swapab.cfg: cluster must be 1");
     static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
     static_assert(WROWS == MG_SAB_SLAB * CONSUMERS, "bn (W rows) must be 64 x consumers: one m64 wgmma each");
-    static_assert(NX == 8 || NX == 16 || NX == 32 || NX == 64 || NX == 128 || NX == 192 || NX == 256,
-                  "bm (NX, wgmma's N) must be 8, 16, 32, 64, 128, 192 or 256 (the wrappers below and hopper.cuh's)");
+    static_assert(NX == 8 || NX == 16 || NX == 32 || NX == 64 || NX == 96 || NX == 128 || NX == 152 || NX == 192 ||
+                      NX == 256,
+                  "bm (NX, wgmma's N) must be 8, 16, 32, 64, 96, 128, 152, 192 or 256 (the wrappers below and "
+                  "hopper.cuh's)");
     static_assert(BK % SUB_K == 0 && (KSUB == 1 || KSUB == 2 || KSUB == 4),
                   "bk must be 1, 2 or 4 128-byte rows of K (bf16 64/128/256, tf32 32/64/128)");
     static_assert(W_SUB % 1024 == 0 && X_SUB % 1024 == 0, "every box keeps the 1024-byte swizzle alignment");
@@ -152,8 +157,17 @@ struct Params {
     int *count;         /* split counters, one per slab (zero between launches); NULL when S = 1 */
     float *slots;       /* split slots, S per slab of 64 x NX floats; NULL when S = 1 */
     int m, n, k, max_dim;
-    int nk, splits, units;
+    int nk, xtiles, splits, units;
 };
+
+/* Unit u's W tile, x tile and split (WORK in the file header). */
+struct Unit {
+    int t, xt, s;
+};
+__device__ __forceinline__ Unit unit_of(const Params &p, int u) {
+    const int per_tile = p.xtiles * p.splits, r = u % per_tile;
+    return Unit{u / per_tile, r / p.splits, r % p.splits};
+}
 
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
@@ -188,10 +202,10 @@ template <class C>
 __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t *full, uint64_t *empty) {
     int it = 0;
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
-        const int t = u / p.splits, s = u - t * p.splits;
+        const Unit un = unit_of(p, u);
         int kb0, kb1;
-        mg_sab_split_range(p.nk, p.splits, s, &kb0, &kb1);
-        const int n0 = t * C::WROWS;
+        mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
+        const int n0 = un.t * C::WROWS, x0 = un.xt * C::NX;
         for (int kb = kb0; kb < kb1; kb++, it++) {
             const int st = it % C::STAGES, use = it / C::STAGES;
             if (use > 0) mg_mbar_wait(&empty[st], (use - 1) & 1);
@@ -202,7 +216,7 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
             for (int j = 0; j < ns; j++) {
                 const int kc = kb * C::BK + j * C::SUB_K;
                 mg_tma_load_2d(sp + j * C::W_SUB, &p.w, &full[st], kc, n0);
-                mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, 0);
+                mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
             }
         }
     }
@@ -277,17 +291,17 @@ __device__ __forceinline__ bool split_reduce(float (&acc)[C::NACC], const Params
     return true;
 }
 
-/* The fused epilogue of consumer c's slab (64 W rows from 64 slab): bias, masks, NaN-propagating max into the partial
- * maxima (the file header). */
+/* The fused epilogue of consumer c's slab (64 W rows from 64 slab) against x tile xt: bias, masks, NaN-propagating max
+ * into the partial maxima (the file header). */
 template <class C>
-__device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int c, int warp,
-                                         int lane, int tid, float *red) {
+__device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int xt, int c,
+                                         int warp, int lane, int tid, float *red) {
     using E = typename C::T;
     const E *bias = static_cast<const E *>(p.bias);
     const int j0 = slab * MG_SAB_SLAB + warp * 16 + lane / 4, j1 = j0 + 8;   /* this thread's W rows */
     const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
     const float b0 = ok0 ? mg_to_f32(bias[j0]) : 0.f, b1 = ok1 ? mg_to_f32(bias[j1]) : 0.f;
-    const int M = p.m;
+    const int x0 = xt * C::NX, M = p.m, mt = p.m - x0;   /* the tile's first x row; its rows < M: i < mt */
     if (p.max_dim == 1) {
         /* v[jj], jj = 2q + e: the max over the thread's two W rows of x row 8q + 2(lane%4) + e */
         constexpr int NV = C::NX / 4;
@@ -300,48 +314,49 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
                 v[2 * q + e] = ok1 ? nanmax(y0, acc[4 * q + 2 + e] + b1) : y0;
             }
         }
-        /* max over the 8 lanes sharing lane%4 (lane bits 4, 3, 2: the warp's 16 W rows). NV >= 8: kernel 4's
-         * transpose-reduce (col_max): each step a lane keeps half of its values and sends the other half to its
-         * partner, NV/2 + NV/4 + NV/8 shuffles leave each lane the 16-row max of NV/8 distinct columns. */
+        /* max over the 8 lanes sharing lane%4 (lane bits 4, 3, 2: the warp's 16 W rows). The first NT = NV/8 x 8
+         * values: kernel 4's transpose-reduce (col_max): each step a lane keeps half of them and sends the other
+         * half to its partner, NT/2 + NT/4 + NT/8 shuffles leave each lane the 16-row max of NT/8 distinct columns.
+         * The NV - NT others (NX not a multiple of 32: n8, n16, n152): three plain shuffles each. */
+        constexpr int NT = NV / 8 * 8;
         float *mine = red + (c * 4 + warp) * C::NX;
-        if constexpr (NV >= 8) {
+        if constexpr (NT > 0) {
             const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
 #pragma unroll
-            for (int jj = 0; jj < NV / 2; jj++) {
-                const float keep = b16 ? v[NV / 2 + jj] : v[jj], send = b16 ? v[jj] : v[NV / 2 + jj];
+            for (int jj = 0; jj < NT / 2; jj++) {
+                const float keep = b16 ? v[NT / 2 + jj] : v[jj], send = b16 ? v[jj] : v[NT / 2 + jj];
                 v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 16));
             }
 #pragma unroll
-            for (int jj = 0; jj < NV / 4; jj++) {
-                const float keep = b8 ? v[NV / 4 + jj] : v[jj], send = b8 ? v[jj] : v[NV / 4 + jj];
+            for (int jj = 0; jj < NT / 4; jj++) {
+                const float keep = b8 ? v[NT / 4 + jj] : v[jj], send = b8 ? v[jj] : v[NT / 4 + jj];
                 v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 8));
             }
 #pragma unroll
-            for (int jj = 0; jj < NV / 8; jj++) {
-                const float keep = b4 ? v[NV / 8 + jj] : v[jj], send = b4 ? v[jj] : v[NV / 8 + jj];
+            for (int jj = 0; jj < NT / 8; jj++) {
+                const float keep = b4 ? v[NT / 8 + jj] : v[jj], send = b4 ? v[jj] : v[NT / 8 + jj];
                 v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 4));
             }
             /* v[t] now holds original index jj = base + t */
-            const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
+            const int base = (b16 ? NT / 2 : 0) + (b8 ? NT / 4 : 0) + (b4 ? NT / 8 : 0);
 #pragma unroll
-            for (int t = 0; t < NV / 8; t++) {
+            for (int t = 0; t < NT / 8; t++) {
                 const int jj = base + t;
                 mine[8 * (jj >> 1) + 2 * (lane % 4) + (jj & 1)] = v[t];
             }
-        } else {
+        }
 #pragma unroll
-            for (int jj = 0; jj < NV; jj++) {
-                float w = v[jj];
-                w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 4));
-                w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 8));
-                w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 16));
-                if (lane < 4) mine[8 * (jj >> 1) + 2 * lane + (jj & 1)] = w;
-            }
+        for (int jj = NT; jj < NV; jj++) {
+            float w = v[jj];
+            w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 4));
+            w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 8));
+            w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 16));
+            if (lane < 4) mine[8 * (jj >> 1) + 2 * lane + (jj & 1)] = w;
         }
         named_bar_sync(1 + c, 128);     /* the consumer's 4 warps wrote their maxima */
         const float *cr = red + c * 4 * C::NX;
-        for (int i = tid; i < C::NX && i < M; i += 128)
-            p.partial[(size_t)slab * M + i] =
+        for (int i = tid; i < C::NX && i < mt; i += 128)
+            p.partial[(size_t)slab * M + x0 + i] =
                 nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
         named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
     } else {
@@ -350,7 +365,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
         for (int q = 0; q < C::NX / 8; q++) {
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                if (8 * q + 2 * (lane % 4) + e < M) {   /* x rows >= M: TMA's zero rows, masked */
+                if (8 * q + 2 * (lane % 4) + e < mt) {   /* x rows >= M: TMA's zero rows, masked */
                     m0 = nanmax(m0, acc[4 * q + e] + b0);
                     m1 = nanmax(m1, acc[4 * q + 2 + e] + b1);
                 }
@@ -361,8 +376,9 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
         m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
         m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
         if ((lane & 3) == 0) {
-            if (ok0) p.partial[j0] = m0;
-            if (ok1) p.partial[j1] = m1;
+            float *row = p.partial + (size_t)xt * p.n;
+            if (ok0) row[j0] = m0;
+            if (ok1) row[j1] = m1;
         }
     }
 }
@@ -414,9 +430,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     float acc[C::NACC];
     int it = 0;
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
-        const int t = u / p.splits, s = u - t * p.splits;
+        const Unit un = unit_of(p, u);
         int kb0, kb1;
-        mg_sab_split_range(p.nk, p.splits, s, &kb0, &kb1);
+        mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
 #pragma unroll
         for (int i = 0; i < C::NACC; i++) acc[i] = 0.f;
         mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence of the first k-iteration */
@@ -424,11 +440,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         mg_wgmma_wait<0>();
         mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
         if (kb1 > kb0 && lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
-        const int slab = t * C::CONSUMERS + c;
+        const int slab = un.t * C::CONSUMERS + c;
         /* a second consumer's rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
         if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) continue;
-        if (p.splits > 1 && !split_reduce<C>(acc, p, slab, s, c, tid, flags)) continue;
-        epilogue<C>(acc, p, slab, c, warp, lane, tid, red);
+        if (p.splits > 1 && !split_reduce<C>(acc, p, slab, un.s, c, tid, flags)) continue;
+        epilogue<C>(acc, p, slab, un.xt, c, warp, lane, tid, red);
     }
 }
 

@@ -61,6 +61,7 @@ mg_options mg_options_default(void) {
     o.shortcut_mode = MG_SHORTCUT_DEFAULT;
     o.verbose = 0;
     o.splits = 0;
+    o.x_tile = 0;
     return o;
 }
 
@@ -93,6 +94,9 @@ static mg_status check_options(const mg_options *o) {
         return mg_set_error(MG_ERR_INVALID_ARG, "options.verbose = %d (0 or 1)", o->verbose);
     if (o->splits < 0 || o->splits > MG_SPLITS_MAX)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.splits = %d (0 auto, 1 .. %d)", o->splits, MG_SPLITS_MAX);
+    if (o->x_tile < 0 || o->x_tile > MG_X_TILE_MAX || o->x_tile % 8 != 0)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.x_tile = %d (0 auto, or a multiple of 8 up to %d: kernel 8's "
+                            "x-tile width)", o->x_tile, MG_X_TILE_MAX);
     if (o->shortcut_mode < 0 || o->shortcut_mode >= MG_SHORTCUT_MODE_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.shortcut_mode = %d (0 graph, 1 poll, 2 sync, 3 tail)",
                             o->shortcut_mode);

@@ -88,7 +88,10 @@ typedef struct mg_options {
     int verbose;            /* 1: print every launch plan to stderr when it is made */
     int splits;             /* kernel 8: its split-K factor, 1 .. MG_SPLITS_MAX (clamped to what its plan allows);
                              * 0 (default): its policy (src/swapab_policy.h) */
+    int x_tile;             /* kernel 8: its x-tile width (wgmma's N), one of tile_configs/wgmma_swapab.cfg's bm (8 ..
+                             * MG_X_TILE_MAX; for M <= 256 no wider than its policy's); 0 (default): its policy */
 } mg_options;
+#define MG_X_TILE_MAX 256
 #define MG_SPLITS_MAX 16
 mg_options mg_options_default(void);
 /* "main", "mid", "small", "n192", "auto" -> the configuration; MG_ERR_INVALID_ARG otherwise. */

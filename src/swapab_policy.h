@@ -1,21 +1,31 @@
-/* swapab_policy.h: the host policy of kernel 8 (kernels/08_wgmma_swapab.cu, swap-AB wgmma for M <= 256): every launch
+/* swapab_policy.h: the host policy of kernel 8 (kernels/08_wgmma_swapab.cu, swap-AB wgmma for M <= 1024): every launch
  * decision as a pure function of the shape, the tile configurations (tile_configs/wgmma_swapab.cfg), the number of
  * SMs and the options, ending in mg_sab_make_plan, which fills the launch plan the kernel runs: the x-tile width NX
- * (wgmma's N), the consumers, the split-K factor S, the grid, the x padding and the workspace layout.
- * CPU tests pin all of it (test/test_swapab_policy.c). C11 and C++.
+ * (wgmma's N), the number of x tiles, the consumers, the split-K factor S, the grid, the x padding and the workspace
+ * layout. CPU tests pin all of it (test/test_swapab_policy.c). C11 and C++.
  *
- * THE SHAPE OF THE WORK. A tile is bn = 64 x consumers rows of W (wgmma's M side) against all M rows of x (NX >= M
- * columns of wgmma's N side). tiles = cdiv(N, bn). With split-K S every tile's k-blocks are cut into S contiguous
- * ranges (mg_sab_split_range), one unit of work each: units = tiles x S, unit u = tile u / S, split u % S. The grid
- * is persistent: min(units, SMs) CTAs, CTA b takes units b, b + grid, ...
- * THE SPLIT RULE. S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
+ * THE SHAPE OF THE WORK. A tile is bn = 64 x consumers rows of W (wgmma's M side) against NX rows of x (wgmma's N
+ * side); x's M rows are cut into xtiles = cdiv(M, NX) x tiles. tiles = cdiv(N, bn) W tiles. With split-K S every
+ * tile's k-blocks are cut into S contiguous ranges (mg_sab_split_range), one unit of work each: units = tiles x
+ * xtiles x S, unit u = ((W tile) x xtiles + x tile) x S + split, so the x tiles of one W tile are neighbours in the
+ * grid and read that W tile from L2 together. The grid is persistent: min(units, SMs) CTAs, CTA b takes units b,
+ * b + grid, ...
+ * THE X TILE (mg_sab_pick_cfg). M <= 256: the smallest NX >= M, one x tile (no x row is read twice). M > 256: the
+ * two-consumer configuration that minimises waves x NX (mg_sab_multi_cost; the wgmma time of a unit grows with NX),
+ * e.g. at N = 8192 on 132 SMs: M = 300 -> 2 x n152 (128 units, one wave, 1% padding), 384 -> 2 x n192, 512 -> 2 x
+ * n256, 600 -> 4 x n152 (256 units, two waves), 768 -> 4 x n192, 1024 -> 4 x n256. Several x tiles never split K
+ * (S = 1: the work is already many units). mg_options.x_tile (> 0) asks for that NX instead (tuning: e.g. M = 256 as
+ * 2 x n128); it must be one of the configurations' and, for M <= 256, no wider than the rule's (so only one-x-tile
+ * plans of the rule's configuration split, and the bounds hold for any option).
+ * THE SPLIT RULE (one x tile). S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
  * minimises the estimate mg_sab_split_cost: waves x k-blocks per split (the busiest SM's work) plus, for S > 1, a
  * fixed 2 k-blocks (the handoff: stores, fence, counter, the last CTA's epilogue) and the slot traffic in k-block
  * units. Ties go to the smaller S. At N = K = 8192 on 132 SMs: M <= 64 (64-row tiles, 128 of them): S = 1; M = 65..256
  * (128-row tiles, 64 of them): S = 2 (128 CTAs). mg_options.splits (> 0) asks for S instead; it is clamped to the cap
  * (the workspace bound is sized for the cap, so any request is safe).
  * PARTIAL ROWS. Each consumer warpgroup's 64 W rows (a slab) are reduced on their own: max_dim 1 writes one partial
- * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers); max_dim 0 writes 1 row.
+ * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers and x tiles); max_dim 0 writes one row
+ * per x tile, partial[xt * N + j].
  * THE WORKSPACE, in one place (mg_sab_layout): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
  * launches] [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX
@@ -35,8 +45,10 @@
 #define MG_SAB_HD
 #endif
 
-#define MG_SAB_MAX_M 256        /* x's rows ride wgmma's N side: at most 256 */
-#define MG_SAB_NCFG 7           /* tile_configs/wgmma_swapab.cfg rows per precision */
+#define MG_SAB_MAX_M 1024       /* the largest M kernel 8 takes (several x tiles above 256) */
+#define MG_SAB_ONE_TILE_M 256   /* up to here one x tile holds all of M (the widest wgmma N) */
+#define MG_SAB_NCFG 9           /* tile_configs/wgmma_swapab.cfg rows per precision */
+#define MG_SAB_NX_FIXED 32      /* mg_sab_multi_cost: a unit's k-step costs NX + this (loads, barriers, issue) */
 #define MG_SAB_MAX_SPLITS 16    /* = mg_options.splits' largest value (MG_SPLITS_MAX) */
 #define MG_SAB_MIN_KB 4         /* k-blocks per split at least */
 #define MG_SAB_SPLIT_FIXED_KB 2 /* the split handoff's fixed cost in k-blocks (mg_sab_split_cost) */
@@ -63,25 +75,55 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
     const mg_sab_kernel bf16 = {"wgmma_swapab",
                                 {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_bf16), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n32_bf16), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n64_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n96_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_bf16)},
                                 MG_SAB_NCFG, 2};
     const mg_sab_kernel tf32 = {"wgmma_swapab",
                                 {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n32_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n64_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n96_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_tf32)},
                                 MG_SAB_NCFG, 4};
     return prec == MG_PREC_BF16 ? bf16 : tf32;
 }
 
-/* The configuration a batch of m rows runs: the first (smallest nx) with nx >= m; -1 if none (m > the largest). */
-static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m) {
+/* The estimate the x-tile rule minimises for several x tiles (M > 256): waves of units x NX + MG_SAB_NX_FIXED (one
+ * unit's wgmma time per k-step grows with NX; all candidates have the same W rows). */
+static inline long long mg_sab_multi_cost(const mg_sab_shape *c, long long m, long long n, long long G) {
+    if (G <= 0) G = 1;
+    const long long units = mg_sab_cdiv(n, c->wrows) * mg_sab_cdiv(m, c->nx);
+    return mg_sab_cdiv(units, G) * (c->nx + MG_SAB_NX_FIXED);
+}
+
+/* The configuration a batch of m rows runs (THE X TILE above): m <= the widest nx: the first (smallest nx) with nx >= m;
+ * m larger (up to MG_SAB_MAX_M): the two-consumer configuration of least mg_sab_multi_cost, ties to the wider x tile;
+ * x_tile > 0: the configuration with that nx. -1 if none (m out of range, or x_tile not a configuration's nx). */
+static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m, long long n, long long G, int x_tile) {
+    if (m < 1 || m > MG_SAB_MAX_M) return -1;
+    if (x_tile > 0) {
+        for (int i = 0; i < kd->ncfg; i++)
+            if (kd->cfg[i].nx == x_tile) return i;
+        return -1;
+    }
     for (int i = 0; i < kd->ncfg; i++)
         if (kd->cfg[i].nx >= m) return i;
-    return -1;
+    int best = -1;
+    long long best_cost = 0;
+    for (int i = 0; i < kd->ncfg; i++) {
+        if (kd->cfg[i].consumers != 2) continue;
+        const long long c = mg_sab_multi_cost(&kd->cfg[i], m, n, G);
+        if (best < 0 || c <= best_cost) {
+            best = i;
+            best_cost = c;
+        }
+    }
+    return best;
 }
 
 /* k-blocks [*kb0, *kb1) of split s of S over nk k-blocks: an even cut, every block in exactly one split. Host and
@@ -140,7 +182,8 @@ typedef struct mg_sab_plan {
     int cfg;                  /* index into mg_sab_kernel::cfg */
     int nx, wrows, consumers; /* the configuration's (copied for the launch's checks and the summary) */
     int nk;                   /* k-blocks of bk */
-    int tiles, splits, units; /* W-row tiles, split-K factor, tiles x splits */
+    int tiles, xtiles;        /* W-row tiles, x tiles (cdiv(M, nx)) */
+    int splits, units;        /* split-K factor (1 when xtiles > 1), tiles x xtiles x splits */
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
     int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
     int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
@@ -183,21 +226,31 @@ static inline size_t mg_sab_slot_bytes(const mg_sab_shape *c, long long tiles, i
                            sizeof(float));
 }
 
-/* Partial rows: one per 64-row slab of N (max_dim 1), one (max_dim 0). */
-static inline int mg_sab_partial_rows(long long n, int max_dim) {
-    return max_dim == 1 ? (int)mg_sab_cdiv(n, MG_SAB_SLAB) : 1;
+/* Partial rows: one per 64-row slab of N (max_dim 1), one per x tile (max_dim 0). */
+static inline int mg_sab_partial_rows(long long n, long long xtiles, int max_dim) {
+    return max_dim == 1 ? (int)mg_sab_cdiv(n, MG_SAB_SLAB) : (int)xtiles;
+}
+/* The smallest x tile of a configuration that may run several x tiles (two consumers): the bound on their count. */
+static inline int mg_sab_min_multi_nx(const mg_sab_kernel *kd) {
+    int nx = MG_SAB_ONE_TILE_M;
+    for (int i = 0; i < kd->ncfg; i++)
+        if (kd->cfg[i].consumers == 2 && kd->cfg[i].nx < nx) nx = kd->cfg[i].nx;
+    return nx;
 }
 
 /* The most partial rows and workspace bytes of any plan for m <= M (<= MG_SAB_MAX_M), any options, any x alignment
- * (mg_kernel_ops::bounds). */
+ * (mg_kernel_ops::bounds). Several x tiles (an x_tile option, or m > 256) bring max_dim 0 rows, never split slots. */
 static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long n, long long k, int max_dim,
                                  long long G, int *rows, size_t *ws) {
-    *rows = mg_sab_partial_rows(n, max_dim);
+    if (M < 1) M = 1;
+    *rows = mg_sab_partial_rows(n, mg_sab_cdiv(M, kd->cfg[0].nx), max_dim);
     size_t w = 0;
     if (k > 0) {
         w = mg_sab_count_bytes(kd, n, k, G);
         w += mg_sab_x_bytes(M, mg_sab_padded_ld(k, kd->elem), kd->elem);   /* x may be copied (misaligned base) */
-        const int last = mg_sab_pick_cfg(kd, M < 1 ? 1 : M);
+        /* one x tile (the only plans that split) runs the rule's configuration for its m (an x_tile option may only
+         * narrow it): the configurations up to the one holding min(M, 256) */
+        const int last = mg_sab_pick_cfg(kd, M < MG_SAB_ONE_TILE_M ? M : MG_SAB_ONE_TILE_M, n, G, 0);
         size_t slots = 0;
         for (int i = 0; i <= (last < 0 ? kd->ncfg - 1 : last); i++) {
             const mg_sab_shape *c = &kd->cfg[i];
@@ -211,10 +264,11 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
 }
 
 /* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. opt_splits:
- * mg_options.splits (0: the rule). rows, ws: the launch's partial rows and workspace bytes. */
+ * mg_options.splits (0: the rule); opt_x_tile: mg_options.x_tile (0: the rule). rows, ws: the launch's partial rows
+ * and workspace bytes. */
 static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long long n, long long k, int max_dim,
-                                   int x_aligned, long long G, int opt_splits, mg_sab_plan *pl, int *rows, size_t *ws,
-                                   char *why, size_t why_len) {
+                                   int x_aligned, long long G, int opt_splits, int opt_x_tile, mg_sab_plan *pl,
+                                   int *rows, size_t *ws, char *why, size_t why_len) {
     mg_sab_plan z = {0};
     *pl = z;
     if (G <= 0) G = 1;
@@ -222,11 +276,26 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         snprintf(why, why_len, "%s: M = %lld, N = %lld, K = %lld: needs M, N >= 1 and K >= 0", kd->name, m, n, k);
         return -1;
     }
-    pl->cfg = mg_sab_pick_cfg(kd, m);
-    if (pl->cfg < 0) {
-        snprintf(why, why_len, "%s is the small-M kernel: M = %lld > %d (x's rows ride wgmma's N side)", kd->name, m,
-                 kd->cfg[kd->ncfg - 1].nx);
+    if (m > MG_SAB_MAX_M) {
+        snprintf(why, why_len, "%s is the small- and mid-M kernel: M = %lld > %d (kernel 4 takes larger M)", kd->name,
+                 m, MG_SAB_MAX_M);
         return -1;
+    }
+    pl->cfg = mg_sab_pick_cfg(kd, m, n, G, opt_x_tile);
+    if (pl->cfg < 0) {
+        char list[96] = "";
+        for (int i = 0, o = 0; i < kd->ncfg && o >= 0 && (size_t)o < sizeof list; i++)
+            o += snprintf(list + o, sizeof list - (size_t)o, "%s%d", i ? ", " : "", kd->cfg[i].nx);
+        snprintf(why, why_len, "%s: x_tile = %d is not one of its x-tile widths (%s)", kd->name, opt_x_tile, list);
+        return -1;
+    }
+    if (opt_x_tile > 0 && m <= kd->cfg[kd->ncfg - 1].nx) {   /* above, every x tile is narrower than M: S = 1 */
+        const int rule = mg_sab_pick_cfg(kd, m, n, G, 0);
+        if (rule >= 0 && kd->cfg[pl->cfg].nx > kd->cfg[rule].nx) {
+            snprintf(why, why_len, "%s: x_tile = %d is wider than M = %lld needs (n%d): it may only narrow the x tile",
+                     kd->name, opt_x_tile, m, kd->cfg[rule].nx);
+            return -1;
+        }
     }
     const mg_sab_shape *c = &kd->cfg[pl->cfg];
     pl->nx = c->nx;
@@ -238,18 +307,19 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         return -1;
     }
     pl->tiles = (int)tiles;
+    pl->xtiles = (int)mg_sab_cdiv(m, c->nx);
     pl->nk = (int)nk;
     pl->slabs = (int)mg_sab_cdiv(n, MG_SAB_SLAB);
-    pl->splits = mg_sab_choose_splits(tiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
-    pl->units = pl->tiles * pl->splits;
+    pl->splits = pl->xtiles > 1 ? 1 : mg_sab_choose_splits(tiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
+    pl->units = pl->tiles * pl->xtiles * pl->splits;
     pl->grid = (int)(pl->units < G ? pl->units : G);
-    /* x: read in place by TMA (16-byte rows and base), else a padded copy in the workspace (it is small: M <= 256) */
+    /* x: read in place by TMA (16-byte rows and base), else a padded copy in the workspace (it is small: M <= 1024) */
     pl->x_ld = k;
     if (k > 0 && ((k * kd->elem) % 16 != 0 || !x_aligned)) {
         pl->pad_x = 1;
         pl->x_ld = mg_sab_padded_ld(k, kd->elem);
     }
-    *rows = mg_sab_partial_rows(n, max_dim);
+    *rows = mg_sab_partial_rows(n, pl->xtiles, max_dim);
     /* the workspace layout */
     size_t off = k > 0 ? mg_sab_count_bytes(kd, n, k, G) : 0;
     pl->off_count = 0;
@@ -264,9 +334,10 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
 /* The plan in one line (mg_launch_plan::summary: --verbose, the bench's notes). */
 static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_plan *pl, char *buf, size_t len) {
     const mg_sab_shape *c = &kd->cfg[pl->cfg];
-    snprintf(buf, len, "swap-AB n%d: %d W rows x bk %d (%d consumer%s, %d stages), %d tiles x %d split%s = %d units "
-             "on %d CTAs%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s", c->stages, pl->tiles,
-             pl->splits, pl->splits == 1 ? "" : "s", pl->units, pl->grid, pl->pad_x ? ", x padded" : "");
+    snprintf(buf, len, "swap-AB n%d: %d W rows x bk %d (%d consumer%s, %d stages), %d tiles x %d x tile%s x %d split%s "
+             "= %d units on %d CTAs%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s", c->stages,
+             pl->tiles, pl->xtiles, pl->xtiles == 1 ? "" : "s", pl->splits, pl->splits == 1 ? "" : "s", pl->units,
+             pl->grid, pl->pad_x ? ", x padded" : "");
 }
 
 #endif /* MG_SWAPAB_POLICY_H */

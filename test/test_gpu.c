@@ -998,6 +998,40 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
+/* Kernel 8 with several x tiles (M > 256 by its policy; below, mg_options.x_tile narrower than M): every x tile's
+ * rows land in the right partial entries (max_dim 1: partial[slab * M + i]; max_dim 0: one partial row per x tile),
+ * through the public API (odd shapes, last x tile partly past M; planted NaN/inf) and in the partial maxima against
+ * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600). */
+Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *kern = kernel_or_skip(8);
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72}};
+    const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}};
+    const int widths[] = {0, 8, 96, 152, 256};
+    for (int i = 0; i < 5; i++) {
+        opt_reset();
+        g_opt.x_tile = widths[i];
+        int ran = 0;
+        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+            if (!(kern->precisions & (1u << prec))) continue;
+            for (int si = 0; si < (int)(sizeof api / sizeof api[0]); si++)
+                for (int md = 1; md >= 0; md--)
+                    ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
+                                    case_seed(kern->id, prec, 120 + si, md, widths[i]), PLANT_NONE, st);
+            for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
+                for (int md = 1; md >= 0; md--)
+                    ran += run_case(kern, (mg_precision)prec, 600, 257, 1000, md,
+                                    case_seed(kern->id, prec, 130, md, 16 * widths[i] + kind), (plant_kind)kind, st);
+        }
+        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
+        cr_expect(ran > 0, "--x-tile %d: no case ran", widths[i]);
+    }
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
 /* Kernel 8's split-K is deterministic: the same inputs, S forced, RUNS launches back to back on one stream (each into
  * its own poisoned partial buffer, no host synchronisation in between: the split counters must be left zero for the
  * next launch) give the same partial maxima bit for bit; they hold no poison; they equal S = 1's within the precision's

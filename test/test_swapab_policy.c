@@ -14,12 +14,17 @@ static void describe_kernels(void) {
     K8_TF32 = mg_sab_kernel8(MG_PREC_TF32);
 }
 
-static mg_sab_plan plan_of(const mg_sab_kernel *kd, long long m, long long n, long long k, int md, int x_aligned,
-                           long long G, int splits, int *rows, size_t *ws) {
+static mg_sab_plan plan_xt(const mg_sab_kernel *kd, long long m, long long n, long long k, int md, int x_aligned,
+                           long long G, int splits, int x_tile, int *rows, size_t *ws) {
     mg_sab_plan pl;
     char why[160] = "";
-    cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, splits, &pl, rows, ws, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, splits, x_tile, &pl, rows, ws, why, sizeof why), 0,
+                 "%s", why);
     return pl;
+}
+static mg_sab_plan plan_of(const mg_sab_kernel *kd, long long m, long long n, long long k, int md, int x_aligned,
+                           long long G, int splits, int *rows, size_t *ws) {
+    return plan_xt(kd, m, n, k, md, x_aligned, G, splits, 0, rows, ws);
 }
 
 /* The configurations as the build has them: ascending x-tile widths ending at 256, the same in both precisions,
@@ -29,7 +34,7 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
     for (int p = 0; p < 2; p++) {
         const mg_sab_kernel *kd = kds[p];
         cr_assert_eq(kd->ncfg, MG_SAB_NCFG);
-        cr_expect_eq(kd->cfg[kd->ncfg - 1].nx, MG_SAB_MAX_M, "the widest x tile covers M = 256");
+        cr_expect_eq(kd->cfg[kd->ncfg - 1].nx, MG_SAB_ONE_TILE_M, "the widest x tile covers M = 256");
         for (int i = 0; i < kd->ncfg; i++) {
             const mg_sab_shape *c = &kd->cfg[i];
             cr_expect(c->consumers == 1 || c->consumers == 2, "cfg %d: %d consumers", i, c->consumers);
@@ -46,23 +51,85 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
     cr_expect_eq(K8_TF32.elem, 4);
 }
 
-/* Every m in 1..256 runs the smallest x tile that holds it; m > 256 runs none. */
+/* Every m in 1..256 runs the smallest x tile that holds it (one x tile); m > 1024 runs none. */
 Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) {
-    for (int m = 1; m <= MG_SAB_MAX_M; m++) {
-        const int i = mg_sab_pick_cfg(&K8_BF16, m);
+    for (int m = 1; m <= MG_SAB_ONE_TILE_M; m++) {
+        const int i = mg_sab_pick_cfg(&K8_BF16, m, 8192, SMS, 0);
         cr_assert(i >= 0, "m = %d: no configuration", m);
         cr_expect_geq(K8_BF16.cfg[i].nx, m, "m = %d", m);
         if (i > 0) cr_expect_lt(K8_BF16.cfg[i - 1].nx, m, "m = %d: a smaller tile would hold it", m);
-        cr_expect_eq(mg_sab_pick_cfg(&K8_TF32, m), i);
+        cr_expect_eq(mg_sab_pick_cfg(&K8_TF32, m, 8192, SMS, 0), i);
+        int rows;
+        size_t ws;
+        const mg_sab_plan pl = plan_of(&K8_BF16, m, 8192, 8192, 0, 1, SMS, 0, &rows, &ws);
+        cr_expect_eq(pl.xtiles, 1, "m = %d", m);
+        cr_expect_eq(rows, 1, "m = %d: max_dim 0, one x tile: one partial row", m);
     }
-    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 257), -1);
-    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 1024), -1);
+    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 0, 8192, SMS, 0), -1);
+    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, MG_SAB_MAX_M + 1, 8192, SMS, 0), -1);
     int rows;
     size_t ws;
     mg_sab_plan pl;
     char why[160] = "";
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 257, 8192, 8192, 1, 1, SMS, 0, &pl, &rows, &ws, why, sizeof why), -1);
-    cr_expect(strstr(why, "M = 257 > 256") != NULL, "why: %s", why);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 1025, 8192, 8192, 1, 1, SMS, 0, 0, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "M = 1025 > 1024") != NULL, "why: %s", why);
+}
+
+/* Above 256 rows: several x tiles of the two-consumer configuration of least waves x (NX + 32), at N = K = 8192 on
+ * 132 SMs the tiles the policy's header names; never split; one max_dim 0 partial row per x tile. */
+Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
+    const struct {
+        int m, nx, xtiles;
+    } want[] = {{257, 152, 2}, {300, 152, 2}, {304, 152, 2}, {305, 192, 2}, {384, 192, 2}, {385, 256, 2},
+                {512, 256, 2}, {513, 152, 4}, {600, 152, 4}, {608, 152, 4}, {700, 192, 4}, {768, 192, 4},
+                {1000, 256, 4}, {1024, 256, 4}};
+    const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            for (int md = 0; md < 2; md++) {
+                int rows;
+                size_t ws;
+                const mg_sab_plan pl = plan_of(kds[p], want[i].m, 8192, 8192, md, 1, SMS, 0, &rows, &ws);
+                cr_expect_eq(pl.nx, want[i].nx, "m = %d: n%d", want[i].m, pl.nx);
+                cr_expect_eq(pl.xtiles, want[i].xtiles, "m = %d: %d x tiles", want[i].m, pl.xtiles);
+                cr_expect_eq(pl.consumers, 2);
+                cr_expect_eq(pl.tiles, 64);
+                cr_expect_eq(pl.splits, 1, "m = %d: several x tiles never split K", want[i].m);
+                cr_expect_eq(pl.units, 64 * pl.xtiles);
+                cr_expect_eq(pl.grid, pl.units < SMS ? pl.units : SMS);
+                cr_expect_eq(rows, md == 1 ? 128 : pl.xtiles, "m = %d md %d", want[i].m, md);
+                cr_expect_eq(ws, mg_sab_count_bytes(kds[p], 8192, 8192, SMS), "m = %d: aligned x, no split: the "
+                             "counters only", want[i].m);
+                /* the estimate it minimised: no two-consumer configuration is cheaper */
+                for (int c = 0; c < kds[p]->ncfg; c++)
+                    if (kds[p]->cfg[c].consumers == 2)
+                        cr_expect_geq(mg_sab_multi_cost(&kds[p]->cfg[c], want[i].m, 8192, SMS),
+                                      mg_sab_multi_cost(&kds[p]->cfg[pl.cfg], want[i].m, 8192, SMS));
+            }
+}
+
+/* The x_tile option: any configuration's nx above 256 rows, at most the rule's at or below; anything else is refused
+ * with a message naming the widths. */
+Test(swapab_policy, x_tile_option, .init = describe_kernels) {
+    int rows;
+    size_t ws;
+    mg_sab_plan pl = plan_xt(&K8_BF16, 256, 8192, 8192, 0, 1, SMS, 0, 128, &rows, &ws);   /* M = 256 as 2 x n128 */
+    cr_expect(pl.nx == 128 && pl.xtiles == 2 && pl.splits == 1 && pl.units == 128 && rows == 2);
+    pl = plan_xt(&K8_BF16, 256, 8192, 8192, 0, 1, SMS, 4, 256, &rows, &ws);   /* the rule's own tile: splits apply */
+    cr_expect(pl.nx == 256 && pl.xtiles == 1 && pl.splits == 4 && rows == 1);
+    pl = plan_xt(&K8_TF32, 192, 8192, 8192, 1, 1, SMS, 2, 96, &rows, &ws);   /* narrower: splits ignored */
+    cr_expect(pl.nx == 96 && pl.xtiles == 2 && pl.splits == 1 && rows == 128);
+    pl = plan_xt(&K8_BF16, 600, 8192, 8192, 0, 1, SMS, 0, 256, &rows, &ws);   /* above 256: any width */
+    cr_expect(pl.nx == 256 && pl.xtiles == 3 && pl.units == 192 && rows == 3);
+    pl = plan_xt(&K8_BF16, 600, 8192, 8192, 0, 1, SMS, 0, 8, &rows, &ws);
+    cr_expect(pl.nx == 8 && pl.consumers == 1 && pl.xtiles == 75 && pl.tiles == 128 && rows == 75);
+    mg_sab_plan bad;
+    char why[160] = "";
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, 0, 192, &bad, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "x_tile = 192 is wider than M = 100 needs (n128)") != NULL, "why: %s", why);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, 0, 40, &bad, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "x_tile = 40 is not one of its x-tile widths (8, 16, 32, 64, 96, 128, 152, 192, 256)") != NULL,
+              "why: %s", why);
 }
 
 /* The split rule at N = K = 8192 on 132 SMs (the brief's numbers): M <= 64: 128 tiles of 64 W rows, S = 1;
@@ -70,7 +137,7 @@ Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) 
 Test(swapab_policy, splits_at_n_k_8192, .init = describe_kernels) {
     const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
     for (int p = 0; p < 2; p++)
-        for (int m = 1; m <= MG_SAB_MAX_M; m++) {
+        for (int m = 1; m <= MG_SAB_ONE_TILE_M; m++) {
             int rows;
             size_t ws;
             const mg_sab_plan pl = plan_of(kds[p], m, 8192, 8192, 1, 1, SMS, 0, &rows, &ws);
@@ -185,7 +252,7 @@ Test(swapab_policy, x_padding, .init = describe_kernels) {
  * for M, and its workspace regions are in order and never overlap: [counters at 0][padded x][slots]. */
 Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
     const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
-    const long long Ms[] = {1, 8, 64, 100, 256};
+    const long long Ms[] = {1, 8, 64, 100, 256, 600, 1024};
     const long long shapes[][2] = {{8192, 8192}, {1000, 4100}, {257, 129}, {7, 0}, {1, 1}, {8190, 1}, {4096, 8192},
                                    {300, 264}, {64, 100000}};
     const long long sms[] = {SMS, 114, 1};
@@ -201,24 +268,36 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                         const size_t cbytes = k > 0 ? mg_sab_count_bytes(kds[ki], n, k, G) : 0;
                         for (long long m = 1; m <= M; m = m == M ? M + 1 : m < 8 ? m + 1 : m * 2 < M ? m * 2 : M)
                             for (int sp = 0; sp <= MG_SAB_MAX_SPLITS; sp += (sp < 4 ? 1 : 6))
+                                for (int xi = -1; xi < kds[ki]->ncfg; xi++)
                                 for (int al = 0; al < 2; al++) {
                                     int rows;
                                     size_t ws;
-                                    const mg_sab_plan pl = plan_of(kds[ki], m, n, k, md, al, G, sp, &rows, &ws);
+                                    const int xt = xi < 0 ? 0 : kds[ki]->cfg[xi].nx;
+                                    mg_sab_plan pl;
+                                    char why[160];
+                                    if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, sp, xt, &pl, &rows, &ws, why,
+                                                         sizeof why) != 0) {
+                                        /* only an x tile wider than the rule's, at m <= 256, is refused */
+                                        cr_assert(xt > 0 && m <= 256 && xt > kds[ki]->cfg[mg_sab_pick_cfg(kds[ki], m, n,
+                                                  G, 0)].nx, "m=%lld x_tile %d: %s", m, xt, why);
+                                        continue;
+                                    }
                                     const mg_sab_shape *c = &kds[ki]->cfg[pl.cfg];
                                     const char *what = ki ? "tf32" : "bf16";
                                     cr_assert(rows >= 1 && rows <= brows && ws <= bws,
                                               "%s M=%lld m=%lld N=%lld K=%lld G=%lld md %d splits %d: %d rows (bound "
                                               "%d), %zu bytes (bound %zu)", what, M, m, n, k, G, md, sp, rows, brows,
                                               ws, bws);
-                                    cr_assert_eq(rows, md == 1 ? (int)mg_sab_cdiv(n, 64) : 1);
+                                    cr_assert_eq(pl.xtiles, (int)mg_sab_cdiv(m, c->nx));
+                                    cr_assert_eq(rows, md == 1 ? (int)mg_sab_cdiv(n, 64) : pl.xtiles);
                                     cr_assert(pl.splits >= 1 && pl.splits <= MG_SAB_MAX_SPLITS);
                                     cr_assert(pl.splits <= mg_sab_split_cap(pl.tiles, pl.nk, G));
+                                    if (pl.xtiles > 1) cr_assert_eq(pl.splits, 1, "several x tiles never split");
                                     if (sp > 0) cr_assert(pl.splits <= sp, "the option is an upper bound");
-                                    cr_assert(pl.units == pl.tiles * pl.splits && pl.grid >= 1 && pl.grid <= G &&
-                                              pl.grid <= pl.units);
+                                    cr_assert(pl.units == pl.tiles * pl.xtiles * pl.splits && pl.grid >= 1 &&
+                                              pl.grid <= G && pl.grid <= pl.units);
                                     cr_assert_eq(pl.tiles, (int)mg_sab_cdiv(n, c->wrows));
-                                    cr_assert(c->nx >= m);
+                                    if (xt > 0) cr_assert_eq(c->nx, xt);
                                     /* the regions, in order and apart */
                                     cr_assert_eq(pl.off_count, 0u);
                                     cr_assert_eq(pl.off_x, cbytes, "the counters' size does not depend on m");
