@@ -128,8 +128,8 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     const mg_sab_kernel kd = mg_sab_kernel8(p->prec);
     mg_sab_plan &pl = plan_of(lp);
     char why[160];
-    if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms,
-                         opt ? opt->splits : 0, opt ? opt->x_tile : 0, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
+    const mg_sab_opts so = {opt ? opt->splits : 0, opt ? opt->x_tile : 0, opt ? opt->cluster : 0};
+    if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
     mg_sab_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
     return MG_OK;
@@ -190,9 +190,11 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     const mg_sab_plan &pl = plan_of(lp);
     cudaStream_t s = (cudaStream_t)stream;
     char *ws = static_cast<char *>(io->ws);
-    if (pl.nx != C::NX || pl.wrows != C::WROWS || pl.consumers != C::CONSUMERS)
-        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows) is not configuration %d's",
-                            pl.nx, pl.wrows, pl.cfg);
+    if (pl.nx != C::NX || pl.wrows != C::WROWS || pl.consumers != C::CONSUMERS || pl.cluster != C::CLUSTER ||
+        pl.grid % C::CLUSTER != 0 || pl.units % C::CLUSTER != 0)
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows, cluster %d, %d CTAs, %d "
+                            "units) is not configuration %d's", pl.nx, pl.wrows, pl.cluster, pl.grid, pl.units,
+                            pl.cfg);
     if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != pl.tiles * pl.xtiles * pl.splits)
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles x %d x tiles x %d splits = "
                             "%d) are not a launchable split (several x tiles never split K)", pl.tiles, pl.xtiles,
@@ -213,9 +215,13 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
             return mg_set_error(MG_ERR_INVALID_ARG,
                                 "wgmma_swapab: the plan reads x in place but x (%p) is not 16-byte aligned", io->x);
         }
+        /* cluster 2: two half boxes (rank 0 the first XH0 rows of the x tile, rank 1 the other XH1) */
         mg_status st = mg_make_tma_2d(&prm.x, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k,
-                                      (uint64_t)pl.x_ld * C::ELEM, (uint32_t)C::NX, (uint32_t)C::SUB_K,
+                                      (uint64_t)pl.x_ld * C::ELEM, (uint32_t)C::XH0, (uint32_t)C::SUB_K,
                                       CU_TENSOR_MAP_SWIZZLE_128B);
+        if (st == MG_OK && C::CLUSTER == 2)
+            st = mg_make_tma_2d(&prm.x1, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k, (uint64_t)pl.x_ld * C::ELEM,
+                                (uint32_t)C::XH1, (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
         if (st != MG_OK) return st;
         prm.w = C::WROWS == 64 ? h->w64 : h->w128;
     }
@@ -236,24 +242,55 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     auto kern = mgsab::swapab_kernel<C>;
     /* idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on) */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
-    kern<<<pl.grid, C::THREADS, C::SMEM_BYTES, s>>>(prm);
-    MG_LAUNCH_CHECK();
+    if constexpr (C::CLUSTER == 1) {
+        kern<<<pl.grid, C::THREADS, C::SMEM_BYTES, s>>>(prm);
+        MG_LAUNCH_CHECK();
+    } else {
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr = {};
+        attr.id = cudaLaunchAttributeClusterDimension;
+        attr.val.clusterDim.x = C::CLUSTER;
+        attr.val.clusterDim.y = 1;
+        attr.val.clusterDim.z = 1;
+        cfg.gridDim = dim3((unsigned)pl.grid);
+        cfg.blockDim = dim3(C::THREADS);
+        cfg.dynamicSmemBytes = C::SMEM_BYTES;
+        cfg.stream = s;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));
+    }
     return MG_OK;
+}
+
+/* Configuration C with the cluster size the plan asks for (a two-consumer row runs in clusters of 1 or 2 whatever
+ * its cluster column says; the others in clusters of 1: the plan refuses 2 for them). */
+template <class C> struct WithCluster;
+template <class E, int NX, int WR, int BK, int ST, int CO, int CL> struct WithCluster<Cfg<E, NX, WR, BK, ST, CO, CL>> {
+    using One = Cfg<E, NX, WR, BK, ST, CO, 1>;
+    using Two = Cfg<E, NX, WR, BK, ST, CO, 2>;
+};
+template <class C>
+mg_status launch_cfg_cl(const mg_launch_plan *lp, const mg_io *io, const State *h, void *stream) {
+    if constexpr (C::CONSUMERS == 2 && C::KSUB == 1) {
+        if (plan_of(lp).cluster == 2) return launch_cfg<typename WithCluster<C>::Two>(lp, io, h, stream);
+    }
+    return launch_cfg<typename WithCluster<C>::One>(lp, io, h, stream);
 }
 
 template <class E>
 mg_status launch_set(const mg_launch_plan *lp, const mg_io *io, const State *h, void *stream) {
     using S = Set<E>;
     switch (plan_of(lp).cfg) {
-    case 0: return launch_cfg<typename S::C0>(lp, io, h, stream);
-    case 1: return launch_cfg<typename S::C1>(lp, io, h, stream);
-    case 2: return launch_cfg<typename S::C2>(lp, io, h, stream);
-    case 3: return launch_cfg<typename S::C3>(lp, io, h, stream);
-    case 4: return launch_cfg<typename S::C4>(lp, io, h, stream);
-    case 5: return launch_cfg<typename S::C5>(lp, io, h, stream);
-    case 6: return launch_cfg<typename S::C6>(lp, io, h, stream);
-    case 7: return launch_cfg<typename S::C7>(lp, io, h, stream);
-    case 8: return launch_cfg<typename S::C8>(lp, io, h, stream);
+    case 0: return launch_cfg_cl<typename S::C0>(lp, io, h, stream);
+    case 1: return launch_cfg_cl<typename S::C1>(lp, io, h, stream);
+    case 2: return launch_cfg_cl<typename S::C2>(lp, io, h, stream);
+    case 3: return launch_cfg_cl<typename S::C3>(lp, io, h, stream);
+    case 4: return launch_cfg_cl<typename S::C4>(lp, io, h, stream);
+    case 5: return launch_cfg_cl<typename S::C5>(lp, io, h, stream);
+    case 6: return launch_cfg_cl<typename S::C6>(lp, io, h, stream);
+    case 7: return launch_cfg_cl<typename S::C7>(lp, io, h, stream);
+    case 8: return launch_cfg_cl<typename S::C8>(lp, io, h, stream);
     default: return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan names configuration %d", plan_of(lp).cfg);
     }
 }

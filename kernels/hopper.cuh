@@ -155,6 +155,53 @@ __device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tma
         : "memory");
 }
 
+/* The multicast variant (kernel 8's clusters of 2 sharing an x box): the same box lands at the same smem offset in
+ * every CTA of the cluster whose bit is set in cta_mask (bit i = %cluster_ctarank i), and each destination CTA's
+ * barrier at bar's offset receives complete_tx(box bytes). */
+__device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
+                                                         int32_t c0, int32_t c1, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
+}
+
+/* ============================================================================================== */
+/* Clusters (kernel 8's clusters of 2; kernel 4's cluster-2 form was removed: notes/04_wgmma_ws.md)  */
+/* ============================================================================================== */
+
+__device__ __forceinline__ uint32_t mg_cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+/* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates the
+ * address; cta_rank may be this CTA): tells the CTA that multicasts into this CTA's stage that this CTA is done with
+ * it. The instruction's default semantics (.release.cta), as CUTLASS (ClusterBarrier::arrive(cta_id, pred)),
+ * DeepGEMM and Triton spell it; the waiter is the peer's producer with a plain (acquire.cta) mg_mbar_wait.
+ * DO NOT add .release.cluster: sm_90 has no cluster-scope fence, so ptxas emits MEMBAR.ALL.GPU and friends before
+ * EVERY such arrive, which made kernel 4's cluster 2 1.83x slower (notes/04_wgmma_ws.md "Cluster 2: the 1.83x"). No
+ * data is published through this barrier: the stage's readers are this warp's wgmmas (complete at wait_group). */
+__device__ __forceinline__ void mg_mbar_arrive_cluster(uint64_t *bar, uint32_t cta_rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(mg_smem_u32(bar)), "r"(cta_rank)
+        : "memory");
+}
+/* Full cluster barrier, every thread of every CTA of the cluster (release, then acquire): after barrier init when
+ * the peer will signal this CTA's barriers, and before exit while the peer may still arrive on or multicast into this
+ * CTA's shared memory. The .aligned form needs the warp converged; the other is for divergent role code. */
+__device__ __forceinline__ void mg_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void mg_cluster_sync_unaligned() {
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 /* ============================================================================================== */
 /* wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format")                      */
 /* ============================================================================================== */

@@ -17,6 +17,14 @@
  *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
  *                handoff and the epilogue on their own (named barrier 1 + c of its 128 threads).
+ * CLUSTERS OF 2 (the plan's cluster = 2; two-consumer configurations, one box per stage): the two CTAs of a cluster
+ *   take W tiles 2q and 2q + 1 against the same x tile and split; each loads its own W tile and HALF of the x tile
+ *   (rank 0 rows [0, XH0), rank 1 [XH0, NX)) by TMA multicast into both CTAs' stage, so x's L2 -> SM bytes per CTA
+ *   halve (n152: 128 + 76 rows per k-block instead of 128 + 152; at NX >= 152 the kernel is bound by L2 -> SM bytes,
+ *   notes/18_small_m.md). A stage is free again when the consumers of BOTH CTAs released it (empty count 4 x
+ *   consumers x 2; remote arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a
+ *   cluster barrier after the barrier init and before exit (every thread) keeps each CTA alive while the peer may
+ *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing.
  * WORK. unit u = ((W tile) x xtiles + x tile) x S + split (k-blocks mg_sab_split_range; S = 1 when xtiles > 1: the
  *   policy); CTA b walks units b, b + grid, ... (unit_of). Both roles walk the same units, so the ring's k-iteration
  *   counter `it` stays identical in both.
@@ -89,9 +97,15 @@ struct Cfg {
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + BAR_BYTES;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
     static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;  /* 128*40 + 256*232 = 64512 <= 65536 */
-    static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS;       /* lane 0 of every consumer warp releases a stage */
+    static constexpr int CLUSTER = CLUSTER_;
+    /* cluster 2: rank 0 loads x rows [0, XH0) of the tile, rank 1 rows [XH0, NX), each multicast into both CTAs; a
+     * split at a multiple of 8 rows keeps each half on the 128B swizzle's 1024-byte grid */
+    static constexpr int XH0 = CLUSTER == 1 ? NX : NX / 2 / 8 * 8, XH1 = NX - XH0;
+    /* lane 0 of every consumer warp of every CTA of the cluster releases a stage (the peer multicasts into it) */
+    static constexpr int EMPTY_ARRIVALS = 4 * CONSUMERS * CLUSTER;
 
-    static_assert(CLUSTER_ == 1, "tile_configs/wgmma_swapab.cfg: cluster must be 1");
+    static_assert(CLUSTER == 1 || (CLUSTER == 2 && KSUB == 1 && XH0 > 0 && XH1 <= 256),
+                  "cluster 2: one 128-byte box per stage (no zero box) and an x tile of two halves");
     static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
     static_assert(WROWS == MG_SAB_SLAB * CONSUMERS, "bn (W rows) must be 64 x consumers: one m64 wgmma each");
     static_assert(NX == 8 || NX == 16 || NX == 32 || NX == 64 || NX == 96 || NX == 128 || NX == 152 || NX == 192 ||
@@ -151,7 +165,8 @@ __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db)
  * descriptors and pointers is a field of the launch plan (mg_sab_plan). */
 struct Params {
     CUtensorMap w;      /* W (N x K), boxes of WROWS x SUB_K */
-    CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K */
+    CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K (cluster 2: XH0 x SUB_K, rank 0's half) */
+    CUtensorMap x1;     /* cluster 2: boxes of XH1 x SUB_K (rank 1's half); unused otherwise */
     const void *bias;
     float *partial;
     int *count;         /* split counters, one per slab (zero between launches); NULL when S = 1 */
@@ -160,13 +175,24 @@ struct Params {
     int nk, xtiles, splits, units;
 };
 
-/* Unit u's W tile, x tile and split (WORK in the file header). */
+/* Unit u's W tile, x tile and split (WORK in the file header). Clusters of 2: the two CTAs of a cluster (ranks
+ * u % 2, the grid and the units are even) take W tiles 2q and 2q + 1 of the same x tile and split, q = the unit pair. */
 struct Unit {
     int t, xt, s;
 };
-__device__ __forceinline__ Unit unit_of(const Params &p, int u) {
-    const int per_tile = p.xtiles * p.splits, r = u % per_tile;
-    return Unit{u / per_tile, r / p.splits, r % p.splits};
+template <int CL> __device__ __forceinline__ Unit unit_of(const Params &p, int u) {
+    const int q = CL == 1 ? u : u >> 1, per_tile = p.xtiles * p.splits, r = q % per_tile;
+    return Unit{(q / per_tile) * CL + (CL == 1 ? 0 : (u & 1)), r / p.splits, r % p.splits};
+}
+
+/* Consumer release of stage st: this CTA's empty barrier, and with clusters the peer's too (it multicasts into it). */
+template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty, int st) {
+    if constexpr (C::CLUSTER == 1) {
+        mg_mbar_arrive(&empty[st]);
+    } else {
+        mg_mbar_arrive_cluster(&empty[st], 0);
+        mg_mbar_arrive_cluster(&empty[st], 1);
+    }
 }
 
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
@@ -201,8 +227,9 @@ template <class C> __device__ __forceinline__ int sub_count(int k, int kb) {
 template <class C>
 __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t *full, uint64_t *empty) {
     int it = 0;
+    const int rank = C::CLUSTER == 1 ? 0 : (int)mg_cluster_ctarank();
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
-        const Unit un = unit_of(p, u);
+        const Unit un = unit_of<C::CLUSTER>(p, u);
         int kb0, kb1;
         mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
         const int n0 = un.t * C::WROWS, x0 = un.xt * C::NX;
@@ -216,7 +243,14 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
             for (int j = 0; j < ns; j++) {
                 const int kc = kb * C::BK + j * C::SUB_K;
                 mg_tma_load_2d(sp + j * C::W_SUB, &p.w, &full[st], kc, n0);
-                mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
+                if constexpr (C::CLUSTER == 1) {
+                    mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
+                } else if (rank == 0) {   /* my half of x into both CTAs (KSUB = 1: j = 0) */
+                    mg_tma_load_2d_multicast(sp + C::W_BYTES, &p.x, &full[st], kc, x0, (uint16_t)3);
+                } else {
+                    mg_tma_load_2d_multicast(sp + C::W_BYTES + C::XH0 * 128, &p.x1, &full[st], kc, x0 + C::XH0,
+                                             (uint16_t)3);
+                }
             }
         }
     }
@@ -246,7 +280,7 @@ __device__ __forceinline__ void kiter(float (&acc)[C::NACC], uint8_t *smem, cons
     mg_wgmma_commit();
     if (!first) {
         mg_wgmma_wait<1>();
-        if (lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+        if (lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);
     }
 }
 
@@ -408,7 +442,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             reinterpret_cast<uint4 *>(zero)[i] = make_uint4(0u, 0u, 0u, 0u);
         mg_fence_proxy_async(); /* the wgmmas (async proxy) see the zeros */
     }
-    __syncthreads(); /* the only CTA-wide barrier: roles never synchronise with each other after this */
+    /* the only CTA-wide barrier: roles never synchronise with each other after this (cluster 2: and the peer's
+     * barriers are initialised before anything multicasts into them or arrives on them) */
+    if constexpr (C::CLUSTER == 1) __syncthreads(); else mg_cluster_sync();
     /* the finalize after this grid may be scheduled now (PDL, kernels/finalize.cu), as kernel 4 does */
     if (threadIdx.x == 0) mg_pdl_trigger();
 
@@ -420,6 +456,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_tma_prefetch_desc(&p.x);
             produce<C>(p, smem, full, empty);
         }
+        /* cluster 2: no CTA leaves while its peer may still multicast into it or arrive on its barriers */
+        if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();
         return; /* every issued load is consumed by the consumers, which keep the CTA alive */
     }
 
@@ -430,7 +468,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     float acc[C::NACC];
     int it = 0;
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
-        const Unit un = unit_of(p, u);
+        const Unit un = unit_of<C::CLUSTER>(p, u);
         int kb0, kb1;
         mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
 #pragma unroll
@@ -439,13 +477,14 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         it = kloop<C>(acc, p, smem, zero, full, empty, it, kb0, kb1, c, lane);
         mg_wgmma_wait<0>();
         mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
-        if (kb1 > kb0 && lane == 0) mg_mbar_arrive(&empty[(it - 1) % C::STAGES]);
+        if (kb1 > kb0 && lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);
         const int slab = un.t * C::CONSUMERS + c;
         /* a second consumer's rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
         if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) continue;
         if (p.splits > 1 && !split_reduce<C>(acc, p, slab, un.s, c, tid, flags)) continue;
         epilogue<C>(acc, p, slab, un.xt, c, warp, lane, tid, red);
     }
+    if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();   /* the producer's reason, for the consumers */
 }
 
 }  // namespace mgsab

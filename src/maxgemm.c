@@ -62,6 +62,7 @@ mg_options mg_options_default(void) {
     o.verbose = 0;
     o.splits = 0;
     o.x_tile = 0;
+    o.cluster = 0;
     return o;
 }
 
@@ -97,6 +98,9 @@ static mg_status check_options(const mg_options *o) {
     if (o->x_tile < 0 || o->x_tile > MG_X_TILE_MAX || o->x_tile % 8 != 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.x_tile = %d (0 auto, or a multiple of 8 up to %d: kernel 8's "
                             "x-tile width)", o->x_tile, MG_X_TILE_MAX);
+    if (o->cluster < 0 || o->cluster > 2)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.cluster = %d (0 auto, 1 or 2: kernel 8's CTAs per cluster)",
+                            o->cluster);
     if (o->shortcut_mode < 0 || o->shortcut_mode >= MG_SHORTCUT_MODE_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.shortcut_mode = %d (0 graph, 1 poll, 2 sync, 3 tail)",
                             o->shortcut_mode);

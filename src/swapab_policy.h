@@ -17,6 +17,11 @@
  * (S = 1: the work is already many units). mg_options.x_tile (> 0) asks for that NX instead (tuning: e.g. M = 256 as
  * 2 x n128); it must be one of the configurations' and, for M <= 256, no wider than the rule's (so only one-x-tile
  * plans of the rule's configuration split, and the bounds hold for any option).
+ * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
+ * 2 CTAs: W tiles 2q and 2q + 1 against the same x tile and split, each CTA loading half of the x box by TMA multicast
+ * into both (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). The W tiles are padded to an even count (a tile past N
+ * reads zeros and writes nothing) and the grid to an even number of CTAs, so both CTAs of a cluster walk the same
+ * number of units.
  * THE SPLIT RULE (one x tile). S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
  * minimises the estimate mg_sab_split_cost: waves x k-blocks per split (the busiest SM's work) plus, for S > 1, a
  * fixed 2 k-blocks (the handoff: stores, fence, counter, the last CTA's epilogue) and the slot traffic in k-block
@@ -183,7 +188,9 @@ typedef struct mg_sab_plan {
     int nx, wrows, consumers; /* the configuration's (copied for the launch's checks and the summary) */
     int nk;                   /* k-blocks of bk */
     int tiles, xtiles;        /* W-row tiles, x tiles (cdiv(M, nx)) */
-    int splits, units;        /* split-K factor (1 when xtiles > 1), tiles x xtiles x splits */
+    int cluster;              /* CTAs per cluster sharing each x box by TMA multicast: 1, or 2 (W tiles 2q, 2q + 1) */
+    int splits, units;        /* split-K factor (1 when xtiles > 1), cdiv(tiles, cluster) x cluster x xtiles x
+                               * splits (a W tile past N completes the last cluster) */
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
     int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
     int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
@@ -263,12 +270,19 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
     *ws = w;
 }
 
-/* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. opt_splits:
- * mg_options.splits (0: the rule); opt_x_tile: mg_options.x_tile (0: the rule). rows, ws: the launch's partial rows
- * and workspace bytes. */
+/* The launch options the plan takes (mg_options' fields for kernel 8; 0 = the policy's). */
+typedef struct mg_sab_opts {
+    int splits, x_tile, cluster;
+} mg_sab_opts;
+
+/* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. o: the
+ * options (NULL: all the policy's). rows, ws: the launch's partial rows and workspace bytes. */
 static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long long n, long long k, int max_dim,
-                                   int x_aligned, long long G, int opt_splits, int opt_x_tile, mg_sab_plan *pl,
-                                   int *rows, size_t *ws, char *why, size_t why_len) {
+                                   int x_aligned, long long G, const mg_sab_opts *o, mg_sab_plan *pl, int *rows,
+                                   size_t *ws, char *why, size_t why_len) {
+    const mg_sab_opts none = {0, 0, 0};
+    if (!o) o = &none;
+    const int opt_splits = o->splits, opt_x_tile = o->x_tile;
     mg_sab_plan z = {0};
     *pl = z;
     if (G <= 0) G = 1;
@@ -310,9 +324,27 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     pl->xtiles = (int)mg_sab_cdiv(m, c->nx);
     pl->nk = (int)nk;
     pl->slabs = (int)mg_sab_cdiv(n, MG_SAB_SLAB);
-    pl->splits = pl->xtiles > 1 ? 1 : mg_sab_choose_splits(tiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
-    pl->units = pl->tiles * pl->xtiles * pl->splits;
-    pl->grid = (int)(pl->units < G ? pl->units : G);
+    /* the cluster: the option's, else the configuration's; 2 needs two consumers, one 128-byte box per stage and
+     * 2 SMs (an unforced 2 falls back to 1 where it cannot run) */
+    pl->cluster = o->cluster > 0 ? o->cluster : c->cluster;
+    const int can2 = c->consumers == 2 && mg_sab_ksub(c, kd->elem) == 1 && G >= 2;
+    if (pl->cluster == 2 && !can2) {
+        if (o->cluster == 2) {
+            snprintf(why, why_len, "%s: cluster = 2 needs a two-consumer x tile (n96 .. n256) and 2 SMs (n%d, %d "
+                     "consumer%s, %lld SM%s)", kd->name, c->nx, c->consumers, c->consumers == 1 ? "" : "s", G,
+                     G == 1 ? "" : "s");
+            return -1;
+        }
+        pl->cluster = 1;
+    }
+    if (pl->cluster != 1 && pl->cluster != 2) {
+        snprintf(why, why_len, "%s: cluster = %d (1 or 2)", kd->name, pl->cluster);
+        return -1;
+    }
+    const long long ctiles = mg_sab_cdiv(tiles, pl->cluster) * pl->cluster, gc = G / pl->cluster * pl->cluster;
+    pl->splits = pl->xtiles > 1 ? 1 : mg_sab_choose_splits(ctiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
+    pl->units = (int)ctiles * pl->xtiles * pl->splits;
+    pl->grid = (int)(pl->units < gc ? pl->units : gc);
     /* x: read in place by TMA (16-byte rows and base), else a padded copy in the workspace (it is small: M <= 1024) */
     pl->x_ld = k;
     if (k > 0 && ((k * kd->elem) % 16 != 0 || !x_aligned)) {
@@ -335,9 +367,10 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
 static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_plan *pl, char *buf, size_t len) {
     const mg_sab_shape *c = &kd->cfg[pl->cfg];
     snprintf(buf, len, "swap-AB n%d: %d W rows x bk %d (%d consumer%s, %d stages), %d tiles x %d x tile%s x %d split%s "
-             "= %d units on %d CTAs%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s", c->stages,
-             pl->tiles, pl->xtiles, pl->xtiles == 1 ? "" : "s", pl->splits, pl->splits == 1 ? "" : "s", pl->units,
-             pl->grid, pl->pad_x ? ", x padded" : "");
+             "= %d units on %d CTAs%s%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s",
+             c->stages, pl->tiles, pl->xtiles, pl->xtiles == 1 ? "" : "s", pl->splits, pl->splits == 1 ? "" : "s",
+             pl->units, pl->grid, pl->cluster == 2 ? " in clusters of 2 (x multicast)" : "",
+             pl->pad_x ? ", x padded" : "");
 }
 
 #endif /* MG_SWAPAB_POLICY_H */

@@ -975,10 +975,12 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     const shape3 api[] = {{2, 1000, 4100}, {127, 257, 1000}, {256, 8192, 1024}, {65, 700, 3000}, {200, 1000, 1032},
                           {16, 64, 777}};
     const shape3 pm[] = {{1, 1000, 2048}, {3, 5000, 4100}, {127, 257, 1000}, {256, 2048, 1024}, {64, 130, 999}};
-    const int splits[] = {2, 3, 4};
-    for (int i = 0; i < 3; i++) {
+    /* the last two passes in clusters of 2 (two-consumer tiles, M > 64; the others are refused and skipped) */
+    const int splits[] = {2, 3, 4, 2, 3}, clusters[] = {1, 1, 1, 2, 2};
+    for (int i = 0; i < 5; i++) {
         opt_reset();
         g_opt.splits = splits[i];
+        g_opt.cluster = clusters[i];
         int ran = 0;
         for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
             if (!(kern->precisions & (1u << prec))) continue;
@@ -992,7 +994,7 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
                                     case_seed(kern->id, prec, 110, md, 16 * splits[i] + kind), (plant_kind)kind, st);
         }
         ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
-        cr_expect(ran > 0, "--splits %d: no case ran", splits[i]);
+        cr_expect(ran > 0, "--splits %d --cluster %d: no case ran", splits[i], clusters[i]);
     }
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
@@ -1001,7 +1003,8 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
 /* Kernel 8 with several x tiles (M > 256 by its policy; below, mg_options.x_tile narrower than M): every x tile's
  * rows land in the right partial entries (max_dim 1: partial[slab * M + i]; max_dim 0: one partial row per x tile),
  * through the public API (odd shapes, last x tile partly past M; planted NaN/inf) and in the partial maxima against
- * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600). */
+ * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600), and in clusters of 2 (x boxes
+ * multicast; N = 257 and 1000 pad the W tiles to an even count, N = 130 and 520 leave the second CTA's tile past N). */
 Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = kernel_or_skip(8);
@@ -1009,10 +1012,11 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_CUDA(cudaStreamCreate(&st));
     const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72}};
     const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}};
-    const int widths[] = {0, 8, 96, 152, 256};
-    for (int i = 0; i < 5; i++) {
+    const int widths[] = {0, 8, 96, 152, 256, 0, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 2, 2, 2, 2};
+    for (int i = 0; i < 9; i++) {
         opt_reset();
         g_opt.x_tile = widths[i];
+        g_opt.cluster = clusters[i];
         int ran = 0;
         for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
             if (!(kern->precisions & (1u << prec))) continue;
@@ -1026,7 +1030,7 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
                                     case_seed(kern->id, prec, 130, md, 16 * widths[i] + kind), (plant_kind)kind, st);
         }
         ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
-        cr_expect(ran > 0, "--x-tile %d: no case ran", widths[i]);
+        cr_expect(ran > 0, "--x-tile %d --cluster %d: no case ran", widths[i], clusters[i]);
     }
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));

@@ -18,8 +18,8 @@ static mg_sab_plan plan_xt(const mg_sab_kernel *kd, long long m, long long n, lo
                            long long G, int splits, int x_tile, int *rows, size_t *ws) {
     mg_sab_plan pl;
     char why[160] = "";
-    cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, splits, x_tile, &pl, rows, ws, why, sizeof why), 0,
-                 "%s", why);
+    const mg_sab_opts o = {splits, x_tile, 0};
+    cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, &o, &pl, rows, ws, why, sizeof why), 0, "%s", why);
     return pl;
 }
 static mg_sab_plan plan_of(const mg_sab_kernel *kd, long long m, long long n, long long k, int md, int x_aligned,
@@ -40,7 +40,8 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
             cr_expect(c->consumers == 1 || c->consumers == 2, "cfg %d: %d consumers", i, c->consumers);
             cr_expect_eq(c->wrows, MG_SAB_SLAB * c->consumers, "cfg %d: bn = 64 x consumers", i);
             cr_expect_eq((c->bk * kd->elem) % 128, 0, "cfg %d: bk of whole 128-byte rows", i);
-            cr_expect_eq(c->cluster, 1);
+            cr_expect(c->cluster == 1 || (c->cluster == 2 && c->consumers == 2 && c->bk * kd->elem == 128),
+                      "cfg %d: cluster %d (2: two consumers, one 128-byte box per stage)", i, c->cluster);
             cr_expect(c->nx % 8 == 0 && c->nx >= 8 && c->nx <= 256, "cfg %d: nx %d", i, c->nx);
             if (i > 0) cr_expect_gt(c->nx, kd->cfg[i - 1].nx, "ascending nx");
             cr_expect_eq(c->nx, K8_BF16.cfg[i].nx, "both precisions have the same x tiles");
@@ -71,7 +72,7 @@ Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) 
     size_t ws;
     mg_sab_plan pl;
     char why[160] = "";
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 1025, 8192, 8192, 1, 1, SMS, 0, 0, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 1025, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "M = 1025 > 1024") != NULL, "why: %s", why);
 }
 
@@ -125,9 +126,10 @@ Test(swapab_policy, x_tile_option, .init = describe_kernels) {
     cr_expect(pl.nx == 8 && pl.consumers == 1 && pl.xtiles == 75 && pl.tiles == 128 && rows == 75);
     mg_sab_plan bad;
     char why[160] = "";
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, 0, 192, &bad, &rows, &ws, why, sizeof why), -1);
+    const mg_sab_opts x192 = {0, 192, 0}, x40 = {0, 40, 0};
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x192, &bad, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "x_tile = 192 is wider than M = 100 needs (n128)") != NULL, "why: %s", why);
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, 0, 40, &bad, &rows, &ws, why, sizeof why), -1);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x40, &bad, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "x_tile = 40 is not one of its x-tile widths (8, 16, 32, 64, 96, 128, 152, 192, 256)") != NULL,
               "why: %s", why);
 }
@@ -231,6 +233,37 @@ Test(swapab_policy, split_ranges_cover_k_once) {
     }
 }
 
+/* Clusters of 2: the option (or a configuration's column) on a two-consumer x tile pads the W tiles and the grid to
+ * even counts; on a one-consumer tile the option is refused, a column falls back to 1; one SM cannot hold a cluster. */
+Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
+    int rows;
+    size_t ws;
+    mg_sab_plan pl;
+    char why[200] = "";
+    const mg_sab_opts c1 = {0, 0, 1}, c2 = {0, 0, 2};
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128);
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.xtiles == 4 && pl.units == 256 && pl.grid == 132 && rows == 4);
+    /* N = 200: 2 W tiles of 128 rows, even; N = 300: 3 tiles padded to 4 */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 100, 300, 1000, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.tiles == 3 && pl.units == 4 * pl.splits && pl.grid % 2 == 0, "tiles %d units %d grid %d", pl.tiles,
+              pl.units, pl.grid);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 100, 300, 1000, 1, 1, 7, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.grid <= 6 && pl.grid % 2 == 0, "7 SMs: an even grid of at most 6 CTAs (%d)", pl.grid);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c1, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 1 && pl.grid == 128);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 8, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "cluster = 2 needs a two-consumer x tile") != NULL, "why: %s", why);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, 1, &c2, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "and 2 SMs") != NULL, "why: %s", why);
+    /* the configurations' own column: a one-consumer row's plan always has cluster 1 */
+    for (long long m = 1; m <= 64; m++) {
+        cr_assert_eq(mg_sab_make_plan(&K8_BF16, m, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
+        cr_expect_eq(pl.cluster, 1);
+    }
+}
+
 /* x is read in place when TMA can (16-byte rows and base), else copied with rows padded to 16 bytes. */
 Test(swapab_policy, x_padding, .init = describe_kernels) {
     int rows;
@@ -275,7 +308,8 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const int xt = xi < 0 ? 0 : kds[ki]->cfg[xi].nx;
                                     mg_sab_plan pl;
                                     char why[160];
-                                    if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, sp, xt, &pl, &rows, &ws, why,
+                                    const mg_sab_opts so = {sp, xt, 0};
+                                    if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, &so, &pl, &rows, &ws, why,
                                                          sizeof why) != 0) {
                                         /* only an x tile wider than the rule's, at m <= 256, is refused */
                                         cr_assert(xt > 0 && m <= 256 && xt > kds[ki]->cfg[mg_sab_pick_cfg(kds[ki], m, n,
@@ -294,8 +328,10 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     cr_assert(pl.splits <= mg_sab_split_cap(pl.tiles, pl.nk, G));
                                     if (pl.xtiles > 1) cr_assert_eq(pl.splits, 1, "several x tiles never split");
                                     if (sp > 0) cr_assert(pl.splits <= sp, "the option is an upper bound");
-                                    cr_assert(pl.units == pl.tiles * pl.xtiles * pl.splits && pl.grid >= 1 &&
+                                    const int ctiles = (pl.tiles + pl.cluster - 1) / pl.cluster * pl.cluster;
+                                    cr_assert(pl.units == ctiles * pl.xtiles * pl.splits && pl.grid >= 1 &&
                                               pl.grid <= G && pl.grid <= pl.units);
+                                    cr_assert(pl.grid % pl.cluster == 0 && pl.units % pl.cluster == 0);
                                     cr_assert_eq(pl.tiles, (int)mg_sab_cdiv(n, c->wrows));
                                     if (xt > 0) cr_assert_eq(c->nx, xt);
                                     /* the regions, in order and apart */

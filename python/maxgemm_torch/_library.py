@@ -31,7 +31,7 @@ TILES = {"auto": 0, "main": 1, "mid": 2, "small": 3, "n192": 4}
 SWITCH = {"auto": 0, "off": 1, "force": 2}
 SHORTCUT_MODES = {"graph": 0, "poll": 1, "sync": 2, "tail": 3}
 OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortcut_mode", "verbose", "splits",
-                 "x_tile")
+                 "x_tile", "cluster")
 SPLITS_MAX = 16  # MG_SPLITS_MAX
 X_TILE_MAX = 256  # MG_X_TILE_MAX
 
@@ -52,7 +52,7 @@ class PlanDesc(ctypes.Structure):
 
 class Options(ctypes.Structure):
     """struct mg_options: {mg_tiles tiles; mg_switch streamk, mixed_panels, rem_split; int pdl, shortcut_mode,
-    verbose, splits, x_tile}: nine ints, 36 bytes."""
+    verbose, splits, x_tile, cluster}: ten ints, 40 bytes."""
     _fields_ = [(name, ctypes.c_int) for name in OPTION_FIELDS]
 
 
@@ -140,8 +140,8 @@ def _declare(lib, path):
                       f"m={d.m} n={d.n} k={d.k} max_dim={d.max_dim} precision={d.precision} kernel={d.kernel} "
                       f"shortcut={d.shortcut})")
     o = lib.mg_options_default()
-    if ctypes.sizeof(Options) != 36 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
-            or o.x_tile != 0 \
+    if ctypes.sizeof(Options) != 40 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
+            or o.x_tile != 0 or o.cluster != 0 \
             or o.shortcut_mode not in SHORTCUT_MODES.values():
         raise OSError(f"{path}: mg_options layout does not match maxgemm_torch's Options (defaults read as "
                       f"{options_dict(o)})")
@@ -220,6 +220,10 @@ def _option_value(name, value):
             return value
         raise ValueError(f"option x_tile must be 0 (the kernel's policy) or a multiple of 8 up to {X_TILE_MAX}, "
                          f"got {value!r}")
+    elif name == "cluster":  # kernel 8's CTAs per cluster: 0 (its configuration's), 1 or 2
+        if not isinstance(value, bool) and isinstance(value, int) and value in (0, 1, 2):
+            return value
+        raise ValueError(f"option cluster must be 0 (the kernel's configuration), 1 or 2, got {value!r}")
     else:  # pdl, verbose: booleans
         if isinstance(value, (bool, int)) and int(value) in (0, 1):
             return int(value)
@@ -266,4 +270,4 @@ def options_dict(o):
     return {"tiles": name_of(TILES, o.tiles), "streamk": name_of(SWITCH, o.streamk),
             "mixed_panels": name_of(SWITCH, o.mixed_panels), "rem_split": name_of(SWITCH, o.rem_split),
             "pdl": bool(o.pdl), "shortcut_mode": name_of(SHORTCUT_MODES, o.shortcut_mode), "verbose": bool(o.verbose),
-            "splits": o.splits, "x_tile": o.x_tile}
+            "splits": o.splits, "x_tile": o.x_tile, "cluster": o.cluster}
