@@ -195,10 +195,11 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows, cluster %d, %d CTAs, %d "
                             "units) is not configuration %d's", pl.nx, pl.wrows, pl.cluster, pl.grid, pl.units,
                             pl.cfg);
-    if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != pl.tiles * pl.xtiles * pl.splits)
-        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles x %d x tiles x %d splits = "
-                            "%d) are not a launchable split (several x tiles never split K)", pl.tiles, pl.xtiles,
-                            pl.splits, pl.units);
+    const int ctiles = (pl.tiles + pl.cluster - 1) / pl.cluster * pl.cluster;
+    if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != ctiles * pl.xtiles * pl.splits)
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles, cluster %d, x %d x tiles x "
+                            "%d splits = %d) are not a launchable split (several x tiles never split K)", pl.tiles,
+                            pl.cluster, pl.xtiles, pl.splits, pl.units);
     if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
     if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
     mgsab::Params prm;

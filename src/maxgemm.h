@@ -90,8 +90,9 @@ typedef struct mg_options {
                              * 0 (default): its policy (src/swapab_policy.h) */
     int x_tile;             /* kernel 8: its x-tile width (wgmma's N), one of tile_configs/wgmma_swapab.cfg's bm (8 ..
                              * MG_X_TILE_MAX; for M <= 256 no wider than its policy's); 0 (default): its policy */
-    int cluster;            /* kernel 8: CTAs per cluster sharing each x box by TMA multicast, 1 or 2 (2: two-consumer
-                             * x tiles only); 0 (default): its configuration's (tile_configs/wgmma_swapab.cfg) */
+    int cluster;            /* kernel 8: CTAs per cluster sharing each x box by TMA multicast, 1 or 2 (a request, like
+                             * splits: two-consumer x tiles only, else 1); 0 (default): its configuration's
+                             * (tile_configs/wgmma_swapab.cfg) */
 } mg_options;
 #define MG_X_TILE_MAX 256
 #define MG_SPLITS_MAX 16

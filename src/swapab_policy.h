@@ -324,19 +324,10 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     pl->xtiles = (int)mg_sab_cdiv(m, c->nx);
     pl->nk = (int)nk;
     pl->slabs = (int)mg_sab_cdiv(n, MG_SAB_SLAB);
-    /* the cluster: the option's, else the configuration's; 2 needs two consumers, one 128-byte box per stage and
-     * 2 SMs (an unforced 2 falls back to 1 where it cannot run) */
+    /* the cluster: the option's, else the configuration's, as a request (like splits): 2 needs two consumers, one
+     * 128-byte box per stage and 2 SMs, and is 1 where the x tile cannot have it */
     pl->cluster = o->cluster > 0 ? o->cluster : c->cluster;
-    const int can2 = c->consumers == 2 && mg_sab_ksub(c, kd->elem) == 1 && G >= 2;
-    if (pl->cluster == 2 && !can2) {
-        if (o->cluster == 2) {
-            snprintf(why, why_len, "%s: cluster = 2 needs a two-consumer x tile (n96 .. n256) and 2 SMs (n%d, %d "
-                     "consumer%s, %lld SM%s)", kd->name, c->nx, c->consumers, c->consumers == 1 ? "" : "s", G,
-                     G == 1 ? "" : "s");
-            return -1;
-        }
-        pl->cluster = 1;
-    }
+    if (pl->cluster == 2 && !(c->consumers == 2 && mg_sab_ksub(c, kd->elem) == 1 && G >= 2)) pl->cluster = 1;
     if (pl->cluster != 1 && pl->cluster != 2) {
         snprintf(why, why_len, "%s: cluster = %d (1 or 2)", kd->name, pl->cluster);
         return -1;

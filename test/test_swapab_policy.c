@@ -234,7 +234,7 @@ Test(swapab_policy, split_ranges_cover_k_once) {
 }
 
 /* Clusters of 2: the option (or a configuration's column) on a two-consumer x tile pads the W tiles and the grid to
- * even counts; on a one-consumer tile the option is refused, a column falls back to 1; one SM cannot hold a cluster. */
+ * even counts; it is a request (as splits): a one-consumer tile, or one SM, runs clusters of 1; 3 is refused. */
 Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     int rows;
     size_t ws;
@@ -253,10 +253,13 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     cr_expect(pl.grid <= 6 && pl.grid % 2 == 0, "7 SMs: an even grid of at most 6 CTAs (%d)", pl.grid);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c1, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 1 && pl.grid == 128);
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 8, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), -1);
-    cr_expect(strstr(why, "cluster = 2 needs a two-consumer x tile") != NULL, "why: %s", why);
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, 1, &c2, &pl, &rows, &ws, why, sizeof why), -1);
-    cr_expect(strstr(why, "and 2 SMs") != NULL, "why: %s", why);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 1 && pl.nx == 8 && pl.units == 128, "a one-consumer tile: clusters of 1");
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, 1, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 1 && pl.grid == 1, "one SM: clusters of 1");
+    const mg_sab_opts c3 = {0, 0, 3};
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c3, &pl, &rows, &ws, why, sizeof why), -1);
+    cr_expect(strstr(why, "cluster = 3 (1 or 2)") != NULL, "why: %s", why);
     /* the configurations' own column: a one-consumer row's plan always has cluster 1 */
     for (long long m = 1; m <= 64; m++) {
         cr_assert_eq(mg_sab_make_plan(&K8_BF16, m, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
