@@ -21,7 +21,7 @@ for c in "$@"; do
   shift 4
   echo "== k$kid $prec md$md M=$m $*" >>"$OUTF"
   # the 2nd launch of the GEMM kernel (the first forward may include one-time work); the finalize is excluded
-  re='regex:(ws_kernel|swapab_kernel|int8|gemv|wgmma|mma_sync)'
+  re='regex:(^|::)(ws_kernel|swapab_kernel|int8_kernel|gemv_kernel)\b'
   [ "$kid" = 0 ] && re='regex:^(sm90|nvjet|cutlass|gemm)'   # cuBLAS's GEMM, not its max-reduction kernel
   timeout 120 "$NCU" --clock-control none --launch-skip 1 --launch-count 1 -k "$re" \
     --metrics "$METRICS" --csv --page raw \
