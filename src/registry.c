@@ -47,9 +47,9 @@ static const mg_kernel table[] = {
      * kernels/07_gemv_stream.cu). */
     {7, "gemv_stream",   "small M: W streamed once with 16-byte loads, x from L1, exact fp32 FMA on the CUDA cores, fused bias + max epilogue",
                                                                                                      P_FP32 | P_TF32 | P_BF16, 90, "-",            6, 0, "gemv_stream_kernel", &mg_ops_gemv_stream, mg_gemv_auto_fits},
-    /* small M (M <= 256), swap-AB: W's rows on wgmma's M side. Not in auto (rank 0) until a measured dispatch table
+    /* small and mid M (M <= 1024), swap-AB: W's rows on wgmma's M side. Not in auto (rank 0) until a measured dispatch table
      * places it (issue 18). Its tile configurations are the rows wgmma_swapab_n8 .. _n256 (one per x-tile width). */
-    {8, "wgmma_swapab",  "small M swap-AB: W rows on wgmma's M side (64 per consumer), x rows on its N side (8..256), deep TMA ring, warp-specialized, fused epilogue, deterministic split-K",
+    {8, "wgmma_swapab",  "small and mid M swap-AB: W rows on wgmma's M side (64 per consumer), x rows on its N side (x tiles of 8..256, several up to M = 1024), deep TMA ring, warp-specialized, optional clusters of 2 multicasting x, fused epilogue, deterministic split-K",
                                                                                                      P_TF32 | P_BF16,          90, "wgmma_swapab_n8", 0, 0, "swapab_kernel", &mg_ops_wgmma_swapab, NULL},
     /* issue 19's baseline: int8 split precision from cuBLAS (Ozaki scheme I, src/ozaki.h), the per-row range guard and
      * the exact fallback for the rows it flags. Not in auto (rank 0); a dispatch table decides. */
