@@ -1,10 +1,13 @@
-/* 08_wgmma_swapab.cu: kernel 8, swap-AB warp-specialized wgmma for small M (M <= 256), tf32 and bf16, with the fused
- * bias + NaN-propagating max epilogue and an optional deterministic split-K.
+/* 08_wgmma_swapab.cu: kernel 8, swap-AB warp-specialized wgmma for small and mid M (M <= 1024), tf32 and bf16, with
+ * the fused bias + NaN-propagating max epilogue, an optional deterministic split-K and optional clusters of 2.
  *
  * What it shows: wgmma's M side is fixed at 64 rows, so at small batch a tile of x rows on that side (kernels 3, 4)
  * is mostly padding and reads W in narrow panels. Swapping the operands puts W's rows on the M side (64 per consumer
- * warpgroup) and x's M rows on the N side, which comes in steps of 8: NX = the smallest of 8, 16, 32, 64, 128, 192,
- * 256 holding M (tile_configs/wgmma_swapab.cfg, one instantiation each). Both operands stay K-major as they are in
+ * warpgroup) and x's M rows on the N side, which comes in steps of 8: NX = the smallest of 8, 16, 32, 64, 96, 128, 152,
+ * 192, 256 holding M (tile_configs/wgmma_swapab.cfg, one instantiation each). Above 256 rows x is cut into several x
+ * tiles of one width, the two-consumer one that wastes least (waves x NX: M = 300 and 600 as 2 and 4 x n152, 384 and
+ * 768 as 2 and 4 x n192, 512 and 1024 as 2 and 4 x n256), the x tiles of a W tile neighbours in the grid so that they
+ * read it from L2 together: the fine N side of wgmma is the mid-M tile shape kernel 4 lacks (issue 18 item 3). Both operands stay K-major as they are in
  * memory (x M x K, W N x K), so both come by TMA with the 128B swizzle as in kernel 4. At N = K = 8192 and M <= 64
  * the forward is a W stream (128 MiB bf16; floor ~31.5 us at the measured copy rate): 128 CTAs each stream a
  * 64-row panel of W (1 MiB) through a deep ring (96-192 KiB of W in flight per SM, 6-12 stages) while x's few rows
@@ -21,10 +24,11 @@
  * tile_configs knob to tune), and a box wholly past K in the last k-block is not loaded: its wgmmas read an 8 KiB zero
  * box in shared memory (a select; a wgmma under a branch is serialised by ptxas); (3) the x copy is made for a
  * misaligned x base too (it is small); (4) the grid is persistent (min(units, SMs) CTAs walking the units), so a
- * CTA's next unit loads under its split handoff and epilogue.
+ * CTA's next unit loads under its split handoff and epilogue; (5) clusters of 2 (an option, mg_options.cluster, or a
+ * .cfg column) share each x box by TMA multicast: measured 2-3% faster at n192, 5-7% slower at n152 (runs 63, 68).
  *
- * Shapes: any N >= 1, K >= 0, 1 <= M <= 256 (supports() refuses M > 256: x's rows ride wgmma's N side, at most
- * 256; and fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
+ * Shapes: any N >= 1, K >= 0, 1 <= M <= 1024 (supports() refuses larger M, where kernel 4's 128 x 256 tiles win, and
+ * fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
  * 16-byte multiples (K * element size % 16 != 0: K = 1, 129, 257, ...) or not 16-byte aligned bases: W is copied once
  * with padded rows in prepare (as kernel 4), x per call into the workspace (the plan says so); the TMA descriptors
  * still say K columns, so the padding is never read.
@@ -32,10 +36,12 @@
  * Split-K is bitwise deterministic: the S partial accumulators are summed in the fixed order 0 .. S - 1 from memory
  * by whichever split arrives last (no float atomics); S > 1 differs from S = 1 only by the order of fp32 sums.
  *
- * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 64 --no-shortcut --check [--splits S] [--verbose]
- *       make ncu KERNEL=8 PREC=bf16
- * measured (H200, runs 54-55, x cuBLAS same process): bf16 M = 1-64 0.0404-0.0432 ms (1.00-1.09x; 76% of DRAM peak in
- * the kernel, ncu), tf32 M = 2-64 0.071-0.075 ms (1.06-1.23x); M = 128-256 0.89-1.37x (notes/18_small_m.md).
+ * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
+ *         [--cluster 2] [--verbose]
+ *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
+ * measured (H200, run 67, x cuBLAS same process): bf16 M = 1-64 0.040-0.042 ms (1.01-1.10x; 77% of DRAM peak in the
+ * kernel, ncu), M = 300 0.073 ms (0.99 / 1.01x md1 / md0; kernel 4 0.80x), M = 600 0.133 ms (0.94 / 0.98x; kernel 4
+ * 0.77x); tf32 M = 2-64 1.25-1.34x, M = 300 1.22x, 600 1.18x (notes/18_small_m.md "Session 11").
  */
 #include <cuda_runtime.h>
 
