@@ -59,7 +59,7 @@ namespace {
 
 using mgsab::Cfg;
 
-/* One precision's nine configurations, in mg_sab_kernel8's order (ascending NX). */
+/* One precision's ten configurations, in mg_sab_kernel8's order (ascending NX). */
 template <class E> struct Set;
 template <> struct Set<__nv_bfloat16> {
     using C0 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n8_bf16>;
@@ -71,6 +71,7 @@ template <> struct Set<__nv_bfloat16> {
     using C6 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n152_bf16>;
     using C7 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
     using C8 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
+    using C9 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n152_bf16>;
 };
 template <> struct Set<float> {
     using C0 = Cfg<float, MG_TILE_wgmma_swapab_n8_tf32>;
@@ -82,6 +83,7 @@ template <> struct Set<float> {
     using C6 = Cfg<float, MG_TILE_wgmma_swapab_n152_tf32>;
     using C7 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
     using C8 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
+    using C9 = Cfg<float, MG_TILE_wgmma_swapab_w256_n152_tf32>;
 };
 
 /* The plan's private part. */
@@ -94,10 +96,10 @@ inline const mg_sab_plan &plan_of(const mg_launch_plan *lp) {
 }
 
 /* Weight-side state: a padded copy of W (when its rows are not 16-byte multiples or its base is not 16-byte aligned)
- * and W's descriptors with boxes of 64 and 128 rows (the configurations' W-tile heights) x one 128-byte row of K. */
+ * and W's descriptors with boxes of 64, 128 and 256 rows (the configurations' W-tile heights) x one 128-byte row of K. */
 struct State {
     void *wpad;
-    CUtensorMap w64, w128;
+    CUtensorMap w64, w128, w256;
 };
 
 void state_release(void *state) {
@@ -181,6 +183,7 @@ mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, 
     }
     if (st == MG_OK) st = w_map(&h->w64, base, p, ld, 64);
     if (st == MG_OK) st = w_map(&h->w128, base, p, ld, 128);
+    if (st == MG_OK) st = w_map(&h->w256, base, p, ld, 256);
     if (st != MG_OK) {
         state_release(h);
         return st;
@@ -230,7 +233,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
             st = mg_make_tma_2d(&prm.x1, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k, (uint64_t)pl.x_ld * C::ELEM,
                                 (uint32_t)C::XH1, (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
         if (st != MG_OK) return st;
-        prm.w = C::WROWS == 64 ? h->w64 : h->w128;
+        prm.w = C::WROWS == 64 ? h->w64 : C::WROWS == 128 ? h->w128 : h->w256;
     }
     prm.bias = io->b;
     prm.partial = io->partial;
@@ -279,7 +282,7 @@ template <class E, int NX, int WR, int BK, int ST, int CO, int CL> struct WithCl
 };
 template <class C>
 mg_status launch_cfg_cl(const mg_launch_plan *lp, const mg_io *io, const State *h, void *stream) {
-    if constexpr (C::CONSUMERS == 2 && C::KSUB == 1) {
+    if constexpr (C::CONSUMERS == 2 && C::KSUB == 1 && C::SPC == 1) {
         if (plan_of(lp).cluster == 2) return launch_cfg<typename WithCluster<C>::Two>(lp, io, h, stream);
     }
     return launch_cfg<typename WithCluster<C>::One>(lp, io, h, stream);
@@ -298,6 +301,7 @@ mg_status launch_set(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     case 6: return launch_cfg_cl<typename S::C6>(lp, io, h, stream);
     case 7: return launch_cfg_cl<typename S::C7>(lp, io, h, stream);
     case 8: return launch_cfg_cl<typename S::C8>(lp, io, h, stream);
+    case 9: return launch_cfg_cl<typename S::C9>(lp, io, h, stream);
     default: return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan names configuration %d", plan_of(lp).cfg);
     }
 }
@@ -311,8 +315,9 @@ mg_status sab_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
 }
 
 /* The policy's view (mg_sab_kernel8) and the instantiations must describe the same rows. */
-static_assert(MG_SAB_NCFG == 9 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
-                  Set<float>::C8::NX == MG_TILE_wgmma_swapab_n256_tf32_BM,
+static_assert(MG_SAB_NCFG == 10 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
+                  Set<float>::C8::NX == MG_TILE_wgmma_swapab_n256_tf32_BM &&
+                  Set<float>::C9::WROWS == MG_TILE_wgmma_swapab_w256_n152_tf32_BN,
               "Set<> follows tile_configs/wgmma_swapab.cfg");
 
 }  // namespace

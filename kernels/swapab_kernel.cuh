@@ -25,6 +25,10 @@
  *   consumers x 2; remote arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a
  *   cluster barrier after the barrier init and before exit (every thread) keeps each CTA alive while the peer may
  *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing.
+ * TWO SLABS PER CONSUMER (bn = 128 x consumers, the w256 rows of the .cfg): each consumer issues two m64 wgmmas per
+ *   k-step (its W rows [128c, 128c + 64) and [128c + 64, 128c + 128), the same x box) into two accumulator arrays and
+ *   runs the epilogue once per slab: twice the MMA work per barrier and per x byte (cuBLAS's 256 x 152 tile at
+ *   M = 600). Never split (the policy), no clusters.
  * WORK. unit u = ((W tile) x xtiles + x tile) x S + split (k-blocks mg_sab_split_range; S = 1 when xtiles > 1: the
  *   policy); CTA b walks units b, b + grid, ... (unit_of). Both roles walk the same units, so the ring's k-iteration
  *   counter `it` stays identical in both.
@@ -87,7 +91,8 @@ struct Cfg {
     static constexpr int W_SUB = WROWS * 128, X_SUB = NX * 128;
     static constexpr int W_BYTES = KSUB * W_SUB, X_BYTES = KSUB * X_SUB;
     static constexpr int STAGE_BYTES = W_BYTES + X_BYTES;   /* [W box 0 .. KSUB-1][x box 0 .. KSUB-1] */
-    static constexpr int NACC = NX / 2;                 /* fp32 accumulators per consumer thread */
+    static constexpr int NACC = NX / 2;                 /* fp32 accumulators per slab and consumer thread */
+    static constexpr int SPC = WROWS_ / (MG_SAB_SLAB * CONSUMERS_);   /* 64-row W slabs per consumer: 1 or 2 */
     /* KSUB > 1: one zero box (64 rows x 128 B, at least NX rows) that the wgmmas of a box wholly past K read in place
      * of the box (not loaded: K TAIL in the file header) */
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
@@ -107,7 +112,10 @@ struct Cfg {
     static_assert(CLUSTER == 1 || (CLUSTER == 2 && KSUB == 1 && XH0 > 0 && XH1 <= 256),
                   "cluster 2: one 128-byte box per stage (no zero box) and an x tile of two halves");
     static_assert(CONSUMERS == 1 || CONSUMERS == 2, "1 or 2 consumer warpgroups");
-    static_assert(WROWS == MG_SAB_SLAB * CONSUMERS, "bn (W rows) must be 64 x consumers: one m64 wgmma each");
+    static_assert(WROWS == MG_SAB_SLAB * CONSUMERS * SPC && (SPC == 1 || SPC == 2),
+                  "bn (W rows) must be 64 x consumers (one m64 wgmma each) or 128 x consumers (two)");
+    static_assert(SPC == 1 || (KSUB == 1 && CLUSTER == 1 && CONSUMERS == 2),
+                  "two slabs per consumer: two consumers, one 128-byte box per stage, clusters of 1");
     static_assert(NX == 8 || NX == 16 || NX == 32 || NX == 64 || NX == 96 || NX == 128 || NX == 152 || NX == 192 ||
                       NX == 256,
                   "bm (NX, wgmma's N) must be 8, 16, 32, 64, 96, 128, 152, 192 or 256 (the wrappers below and "
@@ -263,8 +271,8 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
  * wholly past K (only in the last k-block, KSUB > 1) was not loaded: its wgmmas read the zero box instead (a select,
  * not a branch: a wgmma under a branch is serialised by ptxas, C7520). */
 template <class C>
-__device__ __forceinline__ void kiter(float (&acc)[C::NACC], uint8_t *smem, const uint8_t *zero, uint64_t *full,
-                                      uint64_t *empty, int it, bool first, int c, int lane, int ns) {
+__device__ __forceinline__ void kiter(float (&acc)[C::SPC][C::NACC], uint8_t *smem, const uint8_t *zero,
+                                      uint64_t *full, uint64_t *empty, int it, bool first, int c, int lane, int ns) {
     const int st = it % C::STAGES;
     mg_mbar_wait(&full[st], (it / C::STAGES) & 1);
     const uint8_t *sp = smem + st * C::STAGE_BYTES;
@@ -272,10 +280,15 @@ __device__ __forceinline__ void kiter(float (&acc)[C::NACC], uint8_t *smem, cons
 #pragma unroll
     for (int j = 0; j < C::KSUB; j++) {
         const bool in = C::KSUB == 1 || j < ns;
-        const uint64_t da = mg_make_desc_k128(in ? sp + j * C::W_SUB + c * MG_SAB_SLAB * 128 : zero);  /* my W rows */
+        /* my W rows: slab q of mine is rows (c SPC + q) 64 of the tile */
+        const uint64_t da = mg_make_desc_k128(in ? sp + j * C::W_SUB + c * C::SPC * MG_SAB_SLAB * 128 : zero);
         const uint64_t db = mg_make_desc_k128(in ? sp + C::W_BYTES + j * C::X_SUB : zero);
 #pragma unroll
-        for (int ks = 0; ks < 4; ks++) mma<C::NX, C::TF32>(acc, mg_desc_advance(da, ks * 32), mg_desc_advance(db, ks * 32));
+        for (int ks = 0; ks < 4; ks++)
+#pragma unroll
+            for (int q = 0; q < C::SPC; q++)
+                mma<C::NX, C::TF32>(acc[q], mg_desc_advance(da, q * MG_SAB_SLAB * 128 + ks * 32),
+                                    mg_desc_advance(db, ks * 32));
     }
     mg_wgmma_commit();
     if (!first) {
@@ -286,7 +299,7 @@ __device__ __forceinline__ void kiter(float (&acc)[C::NACC], uint8_t *smem, cons
 
 /* The k-blocks [kb0, kb1) of one unit; returns the k-iteration counter after them. */
 template <class C>
-__device__ __forceinline__ int kloop(float (&acc)[C::NACC], const Params &p, uint8_t *smem, const uint8_t *zero,
+__device__ __forceinline__ int kloop(float (&acc)[C::SPC][C::NACC], const Params &p, uint8_t *smem, const uint8_t *zero,
                                      uint64_t *full, uint64_t *empty, int it, int kb0, int kb1, int c, int lane) {
     for (int kb = kb0; kb < kb1; kb++, it++)
         kiter<C>(acc, smem, zero, full, empty, it, kb == kb0, c, lane, C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb));
@@ -465,24 +478,33 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     mg_setmaxnreg_inc<C::CONSUMER_REGS>();
     const int c = C::CONSUMERS == 1 ? 0 : wg - 1;   /* a constant with one consumer: uniform descriptor arithmetic */
     const int warp = tid / 32, lane = tid % 32;
-    float acc[C::NACC];
+    float acc[C::SPC][C::NACC];
     int it = 0;
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
         const Unit un = unit_of<C::CLUSTER>(p, u);
         int kb0, kb1;
         mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
 #pragma unroll
-        for (int i = 0; i < C::NACC; i++) acc[i] = 0.f;
-        mg_fence_acc(acc); /* the zeros are materialised before the wgmma.fence of the first k-iteration */
+        for (int q = 0; q < C::SPC; q++) {
+#pragma unroll
+            for (int i = 0; i < C::NACC; i++) acc[q][i] = 0.f;
+            mg_fence_acc(acc[q]); /* the zeros are materialised before the wgmma.fence of the first k-iteration */
+        }
         it = kloop<C>(acc, p, smem, zero, full, empty, it, kb0, kb1, c, lane);
         mg_wgmma_wait<0>();
-        mg_fence_acc(acc); /* no accumulator read may be hoisted above the wait */
+#pragma unroll
+        for (int q = 0; q < C::SPC; q++) mg_fence_acc(acc[q]); /* no accumulator read may be hoisted above the wait */
         if (kb1 > kb0 && lane == 0) release_stage<C>(empty, (it - 1) % C::STAGES);
-        const int slab = un.t * C::CONSUMERS + c;
-        /* a second consumer's rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
-        if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) continue;
-        if (p.splits > 1 && !split_reduce<C>(acc, p, slab, un.s, c, tid, flags)) continue;
-        epilogue<C>(acc, p, slab, un.xt, c, warp, lane, tid, red);
+#pragma unroll
+        for (int q = 0; q < C::SPC; q++) {
+            const int slab = (un.t * C::CONSUMERS + c) * C::SPC + q;
+            /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
+            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) continue;
+            if constexpr (C::SPC == 1) {   /* two slabs per consumer never split K (the policy) */
+                if (p.splits > 1 && !split_reduce<C>(acc[q], p, slab, un.s, c, tid, flags)) continue;
+            }
+            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red);
+        }
     }
     if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();   /* the producer's reason, for the consumers */
 }

@@ -11,9 +11,10 @@
  * grid and read that W tile from L2 together. The grid is persistent: min(units, SMs) CTAs, CTA b takes units b,
  * b + grid, ...
  * THE X TILE (mg_sab_pick_cfg). M <= 256: the smallest NX >= M, one x tile (no x row is read twice). M > 256: the
- * two-consumer configuration that minimises waves x NX (mg_sab_multi_cost; the wgmma time of a unit grows with NX),
+ * two-consumer configuration that minimises waves x (W rows x NX + a fixed cost per k-block) (mg_sab_multi_cost),
  * e.g. at N = 8192 on 132 SMs: M = 300 -> 2 x n152 (128 units, one wave, 1% padding), 384 -> 2 x n192, 512 -> 2 x
- * n256, 600 -> 4 x n152 (256 units, two waves), 768 -> 4 x n192, 1024 -> 4 x n256. Several x tiles never split K
+ * n256, 600 -> 4 x n152 of 256 W rows (w256_n152: 128 units, one wave; 128-row tiles would be 256 units in two waves),
+ * 768 -> 4 x n192, 1024 -> 4 x n256. Several x tiles never split K
  * (S = 1: the work is already many units). mg_options.x_tile (> 0) asks for that NX instead (tuning: e.g. M = 256 as
  * 2 x n128); it must be one of the configurations' and, for M <= 256, no wider than the rule's (so only one-x-tile
  * plans of the rule's configuration split, and the bounds hold for any option).
@@ -52,8 +53,9 @@
 
 #define MG_SAB_MAX_M 1024       /* the largest M kernel 8 takes (several x tiles above 256) */
 #define MG_SAB_ONE_TILE_M 256   /* up to here one x tile holds all of M (the widest wgmma N) */
-#define MG_SAB_NCFG 9           /* tile_configs/wgmma_swapab.cfg rows per precision */
-#define MG_SAB_NX_FIXED 32      /* mg_sab_multi_cost: a unit's k-step costs NX + this (loads, barriers, issue) */
+#define MG_SAB_NCFG 10          /* tile_configs/wgmma_swapab.cfg rows per precision */
+#define MG_SAB_KB_FIXED 4096    /* mg_sab_multi_cost: a unit's k-block costs W rows x NX + this (barrier, issue; the
+                                 * NX + 32 of a 128-row unit) */
 #define MG_SAB_MAX_SPLITS 16    /* = mg_options.splits' largest value (MG_SPLITS_MAX) */
 #define MG_SAB_MIN_KB 4         /* k-blocks per split at least */
 #define MG_SAB_SPLIT_FIXED_KB 2 /* the split handoff's fixed cost in k-blocks (mg_sab_split_cost) */
@@ -84,7 +86,8 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_bf16),
-                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_bf16)},
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n152_bf16)},
                                 MG_SAB_NCFG, 2};
     const mg_sab_kernel tf32 = {"wgmma_swapab",
                                 {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_tf32),
@@ -93,22 +96,25 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_tf32),
-                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_tf32)},
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n152_tf32)},
                                 MG_SAB_NCFG, 4};
     return prec == MG_PREC_BF16 ? bf16 : tf32;
 }
 
-/* The estimate the x-tile rule minimises for several x tiles (M > 256): waves of units x NX + MG_SAB_NX_FIXED (one
- * unit's wgmma time per k-step grows with NX; all candidates have the same W rows). */
+/* The estimate the x-tile rule minimises for several x tiles (M > 256): waves of units x (W rows x NX +
+ * MG_SAB_KB_FIXED), a unit's time per k-block (its wgmma work, and a fixed cost per k-block that a wider unit
+ * amortises: notes/18_small_m.md "Session 11"). */
 static inline long long mg_sab_multi_cost(const mg_sab_shape *c, long long m, long long n, long long G) {
     if (G <= 0) G = 1;
     const long long units = mg_sab_cdiv(n, c->wrows) * mg_sab_cdiv(m, c->nx);
-    return mg_sab_cdiv(units, G) * (c->nx + MG_SAB_NX_FIXED);
+    return mg_sab_cdiv(units, G) * ((long long)c->wrows * c->nx + MG_SAB_KB_FIXED);
 }
 
-/* The configuration a batch of m rows runs (THE X TILE above): m <= the widest nx: the first (smallest nx) with nx >= m;
- * m larger (up to MG_SAB_MAX_M): the two-consumer configuration of least mg_sab_multi_cost, ties to the wider x tile;
- * x_tile > 0: the configuration with that nx. -1 if none (m out of range, or x_tile not a configuration's nx). */
+/* The configuration a batch of m rows runs (THE X TILE above): m <= the widest nx: the first (smallest nx) with nx >= m
+ * (the rows are in ascending nx, a 256-row one after its 128-row sibling, so it is never one x tile's); m larger (up to
+ * MG_SAB_MAX_M): the two-consumer configuration of least mg_sab_multi_cost, ties to the later row; x_tile > 0: the
+ * first configuration with that nx. -1 if none (m out of range, or x_tile not a configuration's nx). */
 static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m, long long n, long long G, int x_tile) {
     if (m < 1 || m > MG_SAB_MAX_M) return -1;
     if (x_tile > 0) {
@@ -298,8 +304,11 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     pl->cfg = mg_sab_pick_cfg(kd, m, n, G, opt_x_tile);
     if (pl->cfg < 0) {
         char list[96] = "";
-        for (int i = 0, o = 0; i < kd->ncfg && o >= 0 && (size_t)o < sizeof list; i++)
-            o += snprintf(list + o, sizeof list - (size_t)o, "%s%d", i ? ", " : "", kd->cfg[i].nx);
+        for (int i = 0, o = 0; i < kd->ncfg && o >= 0 && (size_t)o < sizeof list; i++) {
+            int seen = 0;   /* each width once (a 256-row row repeats a 128-row row's nx) */
+            for (int j = 0; j < i; j++) seen |= kd->cfg[j].nx == kd->cfg[i].nx;
+            if (!seen) o += snprintf(list + o, sizeof list - (size_t)o, "%s%d", i ? ", " : "", kd->cfg[i].nx);
+        }
         snprintf(why, why_len, "%s: x_tile = %d is not one of its x-tile widths (%s)", kd->name, opt_x_tile, list);
         return -1;
     }
@@ -327,13 +336,17 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     /* the cluster: the option's, else the configuration's, as a request (like splits): 2 needs two consumers, one
      * 128-byte box per stage and 2 SMs, and is 1 where the x tile cannot have it */
     pl->cluster = o->cluster > 0 ? o->cluster : c->cluster;
-    if (pl->cluster == 2 && !(c->consumers == 2 && mg_sab_ksub(c, kd->elem) == 1 && G >= 2)) pl->cluster = 1;
+    if (pl->cluster == 2 &&
+        !(c->consumers == 2 && c->wrows == 2 * MG_SAB_SLAB && mg_sab_ksub(c, kd->elem) == 1 && G >= 2))
+        pl->cluster = 1;
     if (pl->cluster != 1 && pl->cluster != 2) {
         snprintf(why, why_len, "%s: cluster = %d (1 or 2)", kd->name, pl->cluster);
         return -1;
     }
     const long long ctiles = mg_sab_cdiv(tiles, pl->cluster) * pl->cluster, gc = G / pl->cluster * pl->cluster;
-    pl->splits = pl->xtiles > 1 ? 1 : mg_sab_choose_splits(ctiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
+    /* several x tiles, or two slabs per consumer (256 W rows), never split */
+    pl->splits = pl->xtiles > 1 || c->wrows > MG_SAB_SLAB * c->consumers
+                     ? 1 : mg_sab_choose_splits(ctiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
     pl->units = (int)ctiles * pl->xtiles * pl->splits;
     pl->grid = (int)(pl->units < gc ? pl->units : gc);
     /* x: read in place by TMA (16-byte rows and base), else a padded copy in the workspace (it is small: M <= 1024) */

@@ -1003,15 +1003,18 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
 /* Kernel 8 with several x tiles (M > 256 by its policy; below, mg_options.x_tile narrower than M): every x tile's
  * rows land in the right partial entries (max_dim 1: partial[slab * M + i]; max_dim 0: one partial row per x tile),
  * through the public API (odd shapes, last x tile partly past M; planted NaN/inf) and in the partial maxima against
- * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600), and in clusters of 2 (x boxes
+ * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600) and the 256-row W tiles the
+ * policy takes at M = 513-608 on wide N, and in clusters of 2 (x boxes
  * multicast; N = 257 and 1000 pad the W tiles to an even count, N = 130 and 520 leave the second CTA's tile past N). */
 Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = kernel_or_skip(8);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
-    const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72}};
-    const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}};
+    /* 600 x 8192 and 550 x 8000 (with the policy's x tile): 256 W rows per tile (two slabs per consumer, 4 x n152) */
+    const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72},
+                          {600, 8192, 200}, {550, 8000, 72}};
+    const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
     const int widths[] = {0, 8, 96, 152, 256, 0, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 2, 2, 2, 2};
     for (int i = 0; i < 9; i++) {
         opt_reset();
@@ -1027,7 +1030,9 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
             for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
                 for (int md = 1; md >= 0; md--)
                     ran += run_case(kern, (mg_precision)prec, 600, 257, 1000, md,
-                                    case_seed(kern->id, prec, 130, md, 16 * widths[i] + kind), (plant_kind)kind, st);
+                                    case_seed(kern->id, prec, 130, md, 16 * widths[i] + kind), (plant_kind)kind, st) +
+                           run_case(kern, (mg_precision)prec, 600, 8192, 264, md,
+                                    case_seed(kern->id, prec, 131, md, 16 * widths[i] + kind), (plant_kind)kind, st);
         }
         ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
         cr_expect(ran > 0, "--x-tile %d --cluster %d: no case ran", widths[i], clusters[i]);

@@ -34,10 +34,19 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
     for (int p = 0; p < 2; p++) {
         const mg_sab_kernel *kd = kds[p];
         cr_assert_eq(kd->ncfg, MG_SAB_NCFG);
-        cr_expect_eq(kd->cfg[kd->ncfg - 1].nx, MG_SAB_ONE_TILE_M, "the widest x tile covers M = 256");
+        /* the one-slab rows in ascending nx up to 256, then the two-slab (256 W rows) rows, each after its sibling */
+        int last1 = -1;
+        for (int i = 0; i < kd->ncfg; i++)
+            if (kd->cfg[i].wrows == MG_SAB_SLAB * kd->cfg[i].consumers) last1 = i;
+        cr_expect_eq(kd->cfg[last1].nx, MG_SAB_ONE_TILE_M, "the widest x tile covers M = 256");
         for (int i = 0; i < kd->ncfg; i++) {
             const mg_sab_shape *c = &kd->cfg[i];
             cr_expect(c->consumers == 1 || c->consumers == 2, "cfg %d: %d consumers", i, c->consumers);
+            if (i > last1) {
+                cr_expect(c->consumers == 2 && c->wrows == 256 && c->cluster == 1, "cfg %d: two slabs per consumer", i);
+                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx, 8192, SMS, c->nx) < i, 1, "cfg %d: its nx has a one-slab row", i);
+                continue;
+            }
             cr_expect_eq(c->wrows, MG_SAB_SLAB * c->consumers, "cfg %d: bn = 64 x consumers", i);
             cr_expect_eq((c->bk * kd->elem) % 128, 0, "cfg %d: bk of whole 128-byte rows", i);
             cr_expect(c->cluster == 1 || (c->cluster == 2 && c->consumers == 2 && c->bk * kd->elem == 128),
@@ -80,10 +89,10 @@ Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) 
  * 132 SMs the tiles the policy's header names; never split; one max_dim 0 partial row per x tile. */
 Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
     const struct {
-        int m, nx, xtiles;
-    } want[] = {{257, 152, 2}, {300, 152, 2}, {304, 152, 2}, {305, 192, 2}, {384, 192, 2}, {385, 256, 2},
-                {512, 256, 2}, {513, 152, 4}, {600, 152, 4}, {608, 152, 4}, {700, 192, 4}, {768, 192, 4},
-                {1000, 256, 4}, {1024, 256, 4}};
+        int m, nx, xtiles, wrows;
+    } want[] = {{257, 152, 2, 128}, {300, 152, 2, 128}, {304, 152, 2, 128}, {305, 192, 2, 128}, {384, 192, 2, 128},
+                {385, 256, 2, 128},  {512, 256, 2, 128}, {513, 152, 4, 256}, {600, 152, 4, 256}, {608, 152, 4, 256},
+                {609, 192, 4, 128}, {700, 192, 4, 128}, {768, 192, 4, 128}, {1000, 256, 4, 128}, {1024, 256, 4, 128}};
     const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -94,9 +103,12 @@ Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
                 cr_expect_eq(pl.nx, want[i].nx, "m = %d: n%d", want[i].m, pl.nx);
                 cr_expect_eq(pl.xtiles, want[i].xtiles, "m = %d: %d x tiles", want[i].m, pl.xtiles);
                 cr_expect_eq(pl.consumers, 2);
-                cr_expect_eq(pl.tiles, 64);
+                cr_expect_eq(pl.wrows, want[i].wrows, "m = %d: %d W rows", want[i].m, pl.wrows);
+                cr_expect_eq(pl.tiles, 8192 / want[i].wrows);
                 cr_expect_eq(pl.splits, 1, "m = %d: several x tiles never split K", want[i].m);
-                cr_expect_eq(pl.units, 64 * pl.xtiles);
+                cr_expect_eq(pl.units, pl.tiles * pl.xtiles);
+                cr_expect(pl.units == 128 || pl.units == 256, "m = %d: one or two full waves (%d units)", want[i].m,
+                          pl.units);
                 cr_expect_eq(pl.grid, pl.units < SMS ? pl.units : SMS);
                 cr_expect_eq(rows, md == 1 ? 128 : pl.xtiles, "m = %d md %d", want[i].m, md);
                 cr_expect_eq(ws, mg_sab_count_bytes(kds[p], 8192, 8192, SMS), "m = %d: aligned x, no split: the "
@@ -243,8 +255,11 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     const mg_sab_opts c1 = {0, 0, 1}, c2 = {0, 0, 2};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128);
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.nx == 192 && pl.xtiles == 4 && pl.units == 256 && pl.grid == 132 && rows == 4);
+    /* 256 W rows (two slabs per consumer) run in clusters of 1 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
-    cr_expect(pl.cluster == 2 && pl.xtiles == 4 && pl.units == 256 && pl.grid == 132 && rows == 4);
+    cr_expect(pl.cluster == 1 && pl.wrows == 256 && pl.xtiles == 4 && pl.units == 128 && rows == 4);
     /* N = 200: 2 W tiles of 128 rows, even; N = 300: 3 tiles padded to 4 */
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 100, 300, 1000, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.tiles == 3 && pl.units == 4 * pl.splits && pl.grid % 2 == 0, "tiles %d units %d grid %d", pl.tiles,
