@@ -59,7 +59,7 @@ namespace {
 
 using mgsab::Cfg;
 
-/* One precision's ten configurations, in mg_sab_kernel8's order (ascending NX). */
+/* One precision's eleven configurations, in mg_sab_kernel8's order (ascending NX). */
 template <class E> struct Set;
 template <> struct Set<__nv_bfloat16> {
     using C0 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n8_bf16>;
@@ -72,6 +72,7 @@ template <> struct Set<__nv_bfloat16> {
     using C7 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
     using C8 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
     using C9 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n152_bf16>;
+    using C10 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n192_bf16>;
 };
 template <> struct Set<float> {
     using C0 = Cfg<float, MG_TILE_wgmma_swapab_n8_tf32>;
@@ -84,6 +85,7 @@ template <> struct Set<float> {
     using C7 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
     using C8 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
     using C9 = Cfg<float, MG_TILE_wgmma_swapab_w256_n152_tf32>;
+    using C10 = Cfg<float, MG_TILE_wgmma_swapab_w256_n192_tf32>;
 };
 
 /* The plan's private part. */
@@ -302,6 +304,7 @@ mg_status launch_set(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     case 7: return launch_cfg_cl<typename S::C7>(lp, io, h, stream);
     case 8: return launch_cfg_cl<typename S::C8>(lp, io, h, stream);
     case 9: return launch_cfg_cl<typename S::C9>(lp, io, h, stream);
+    case 10: return launch_cfg_cl<typename S::C10>(lp, io, h, stream);
     default: return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan names configuration %d", plan_of(lp).cfg);
     }
 }
@@ -315,7 +318,7 @@ mg_status sab_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
 }
 
 /* The policy's view (mg_sab_kernel8) and the instantiations must describe the same rows. */
-static_assert(MG_SAB_NCFG == 10 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
+static_assert(MG_SAB_NCFG == 11 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
                   Set<float>::C8::NX == MG_TILE_wgmma_swapab_n256_tf32_BM &&
                   Set<float>::C9::WROWS == MG_TILE_wgmma_swapab_w256_n152_tf32_BN,
               "Set<> follows tile_configs/wgmma_swapab.cfg");

@@ -14,7 +14,7 @@
  * two-consumer configuration that minimises waves x (W rows x NX + a fixed cost per k-block) (mg_sab_multi_cost),
  * e.g. at N = 8192 on 132 SMs: M = 300 -> 2 x n152 (128 units, one wave, 1% padding), 384 -> 2 x n192, 512 -> 2 x
  * n256, 600 -> 4 x n152 of 256 W rows (w256_n152: 128 units, one wave; 128-row tiles would be 256 units in two waves),
- * 768 -> 4 x n192, 1024 -> 4 x n256. Several x tiles never split K
+ * 768 -> 4 x n192 of 256 W rows (w256_n192), 1024 -> 4 x n256. Several x tiles never split K
  * (S = 1: the work is already many units). mg_options.x_tile (> 0) asks for that NX instead (tuning: e.g. M = 256 as
  * 2 x n128); it must be one of the configurations' and, for M <= 256, no wider than the rule's (so only one-x-tile
  * plans of the rule's configuration split, and the bounds hold for any option).
@@ -53,7 +53,7 @@
 
 #define MG_SAB_MAX_M 1024       /* the largest M kernel 8 takes (several x tiles above 256) */
 #define MG_SAB_ONE_TILE_M 256   /* up to here one x tile holds all of M (the widest wgmma N) */
-#define MG_SAB_NCFG 10          /* tile_configs/wgmma_swapab.cfg rows per precision */
+#define MG_SAB_NCFG 11          /* tile_configs/wgmma_swapab.cfg rows per precision */
 #define MG_SAB_KB_FIXED 4096    /* mg_sab_multi_cost: a unit's k-block costs W rows x NX + this (barrier, issue; the
                                  * NX + 32 of a 128-row unit) */
 #define MG_SAB_MAX_SPLITS 16    /* = mg_options.splits' largest value (MG_SPLITS_MAX) */
@@ -87,7 +87,8 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_bf16),
-                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n152_bf16)},
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n152_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n192_bf16)},
                                 MG_SAB_NCFG, 2};
     const mg_sab_kernel tf32 = {"wgmma_swapab",
                                 {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_tf32),
@@ -97,7 +98,8 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n192_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n256_tf32),
-                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n152_tf32)},
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n152_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w256_n192_tf32)},
                                 MG_SAB_NCFG, 4};
     return prec == MG_PREC_BF16 ? bf16 : tf32;
 }

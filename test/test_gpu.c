@@ -1011,9 +1011,10 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     const mg_kernel *kern = kernel_or_skip(8);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
-    /* 600 x 8192 and 550 x 8000 (with the policy's x tile): 256 W rows per tile (two slabs per consumer, 4 x n152) */
+    /* 600 x 8192, 550 x 8000 and 720 x 8192 (with the policy's x tile): 256 W rows per tile (two slabs per consumer,
+     * 4 x n152 and 4 x n192) */
     const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72},
-                          {600, 8192, 200}, {550, 8000, 72}};
+                          {600, 8192, 200}, {550, 8000, 72}, {720, 8192, 136}};
     const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
     const int widths[] = {0, 8, 96, 152, 256, 0, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 2, 2, 2, 2};
     for (int i = 0; i < 9; i++) {

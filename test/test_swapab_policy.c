@@ -92,7 +92,7 @@ Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
         int m, nx, xtiles, wrows;
     } want[] = {{257, 152, 2, 128}, {300, 152, 2, 128}, {304, 152, 2, 128}, {305, 192, 2, 128}, {384, 192, 2, 128},
                 {385, 256, 2, 128},  {512, 256, 2, 128}, {513, 152, 4, 256}, {600, 152, 4, 256}, {608, 152, 4, 256},
-                {609, 192, 4, 128}, {700, 192, 4, 128}, {768, 192, 4, 128}, {1000, 256, 4, 128}, {1024, 256, 4, 128}};
+                {609, 192, 4, 256}, {700, 192, 4, 256}, {768, 192, 4, 256}, {1000, 256, 4, 128}, {1024, 256, 4, 128}};
     const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -255,8 +255,10 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     const mg_sab_opts c1 = {0, 0, 1}, c2 = {0, 0, 2};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128);
-    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
-    cr_expect(pl.cluster == 2 && pl.nx == 192 && pl.xtiles == 4 && pl.units == 256 && pl.grid == 132 && rows == 4);
+    const mg_sab_opts c2x = {0, 192, 2};   /* x_tile 192: the 128-row n192 */
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2x, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.nx == 192 && pl.wrows == 128 && pl.xtiles == 4 && pl.units == 256 &&
+              pl.grid == 132 && rows == 4);
     /* 256 W rows (two slabs per consumer) run in clusters of 1 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 1 && pl.wrows == 256 && pl.xtiles == 4 && pl.units == 128 && rows == 4);
