@@ -4,6 +4,7 @@
 #include "test_common.h"
 
 #include "cli_args.h"
+#include "optkeys.h"
 #include "mg_kernel.h"
 #include "shortcut.h"
 
@@ -664,6 +665,17 @@ Test(cli_args, binary_without_gpu_says_nothing_was_checked) {
     cr_assert(strstr(out, "no CUDA device here: nothing can run") != NULL, "%s", out);
 }
 
+/* mg_cli_apply_option(code, flag) on an integer option: the value good sets field key (src/optkeys.h) to want; bad
+ * is refused and leaves it. */
+static void apply_int_option(int code, const char *flag, const char *good, const char *bad, int key, int want) {
+    mg_options o = mg_options_default();
+    char e[128];
+    cr_assert_eq(mg_cli_apply_option(code, flag, good, &o, e, sizeof e), 0, "%s %s: %s", flag, good, e);
+    cr_assert_eq(mg_optkey_get(&o, key), want, "%s %s", flag, good);
+    cr_assert_eq(mg_cli_apply_option(code, flag, bad, &o, e, sizeof e), -1, "%s %s is refused", flag, bad);
+    cr_assert_eq(mg_optkey_get(&o, key), want, "%s: unchanged on an error", flag);
+}
+
 /* --splits S: kernel 8's split-K factor (mg_options.splits), 0 (its policy, the default) .. MG_SPLITS_MAX. */
 Test(cli_args, splits_option) {
     OK("run");
@@ -680,13 +692,26 @@ Test(cli_args, splits_option) {
     FAILS_WITH("--splits: '-1' is out of range", "run", "--splits=-1");
     FAILS_WITH("--splits: 'two' is not an integer", "run", "--splits", "two");
     FAILS_WITH("option --splits needs a value", "run", "--splits");
-    mg_options o = mg_options_default();
-    char e[128];
-    cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_SPLITS, "--splits", "4", &o, e, sizeof e), 0, "%s", e);
-    cr_assert_eq(o.splits, 4);
-    cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_SPLITS, "--splits", "99", &o, e, sizeof e), -1);
-    cr_assert_eq(o.splits, 4, "unchanged on an error");
+    apply_int_option(MG_CLI_OPT_SPLITS, "--splits", "4", "99", MG_OPTKEY_SPLITS, 4);
     cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--splits S") != NULL, "run --help documents --splits");
+}
+
+/* --x-tile NX and --cluster C: kernel 8's x-tile width (a multiple of 8 up to 256; the plan checks it is one of its
+ * configurations') and CTAs per cluster (0..2); both 0 (the policy) by default. */
+Test(cli_args, x_tile_and_cluster_options) {
+    OK("run");
+    cr_assert(a.opt.x_tile == 0 && a.opt.cluster == 0, "default: the kernel's policy");
+    cr_assert(mg_options_default().x_tile == 0 && mg_options_default().cluster == 0);
+    OK("run", "--x-tile", "152", "--cluster=2", "--kernel", "8");
+    cr_assert(a.opt.x_tile == 152 && a.opt.cluster == 2 && a.kernel == 8);
+    FAILS_WITH("--x-tile: 100 is not a multiple of 8", "run", "--x-tile", "100");
+    FAILS_WITH("--x-tile: '264' is out of range", "run", "--x-tile", "264");
+    FAILS_WITH("--cluster: '3' is out of range", "run", "--cluster", "3");
+    FAILS_WITH("option --cluster needs a value", "run", "--cluster");
+    apply_int_option(MG_CLI_OPT_X_TILE, "--x-tile", "96", "97", MG_OPTKEY_X_TILE, 96);
+    apply_int_option(MG_CLI_OPT_CLUSTER, "--cluster", "1", "-1", MG_OPTKEY_CLUSTER, 1);
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--x-tile NX") != NULL, "run --help documents --x-tile");
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--cluster C") != NULL, "run --help documents --cluster");
 }
 
 /* --dispatch FILE: the dispatch table auto follows (mg_dispatch_load, tile_configs/README.md); run only. The binary
