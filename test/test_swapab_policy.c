@@ -85,7 +85,7 @@ Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) 
     cr_expect(strstr(why, "M = 1025 > 1024") != NULL, "why: %s", why);
 }
 
-/* Above 256 rows: several x tiles of the two-consumer configuration of least waves x (NX + 32), at N = K = 8192 on
+/* Above 256 rows: several x tiles of the two-consumer configuration of least mg_sab_multi_cost, at N = K = 8192 on
  * 132 SMs the tiles the policy's header names; never split; one max_dim 0 partial row per x tile. */
 Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
     const struct {
