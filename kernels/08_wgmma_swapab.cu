@@ -208,7 +208,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows, cluster %d, %d CTAs, %d "
                             "units) is not configuration %d's", pl.nx, pl.wrows, pl.cluster, pl.grid, pl.units,
                             pl.cfg);
-    const int ctiles = (pl.tiles + pl.cluster - 1) / pl.cluster * pl.cluster;
+    const long long ctiles = mg_sab_ctiles(pl.tiles, pl.cluster);
     if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != ctiles * pl.xtiles * pl.splits)
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles, cluster %d, x %d x tiles x "
                             "%d splits = %d) are not a launchable split (several x tiles never split K)", pl.tiles,

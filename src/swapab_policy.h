@@ -172,6 +172,12 @@ static inline long long mg_sab_split_cost(long long tiles, long long nk, int S, 
     return c;
 }
 
+/* The W tiles a plan walks in clusters of `cluster` CTAs: tiles rounded up to a whole number of clusters (a tile past
+ * N completes the last one). */
+static inline long long mg_sab_ctiles(long long tiles, int cluster) {
+    return cluster > 1 ? mg_sab_cdiv(tiles, cluster) * cluster : tiles;
+}
+
 /* The split factor: the option's (clamped to [1, cap]) if it is > 0, else the cheapest by mg_sab_split_cost. */
 static inline int mg_sab_choose_splits(long long tiles, long long nk, long long G, int nx, int ksub, int opt_splits) {
     const int cap = mg_sab_split_cap(tiles, nk, G);
@@ -245,13 +251,6 @@ static inline size_t mg_sab_slot_bytes(const mg_sab_shape *c, long long tiles, i
 static inline int mg_sab_partial_rows(long long n, long long xtiles, int max_dim) {
     return max_dim == 1 ? (int)mg_sab_cdiv(n, MG_SAB_SLAB) : (int)xtiles;
 }
-/* The smallest x tile of a configuration that may run several x tiles (two consumers): the bound on their count. */
-static inline int mg_sab_min_multi_nx(const mg_sab_kernel *kd) {
-    int nx = MG_SAB_ONE_TILE_M;
-    for (int i = 0; i < kd->ncfg; i++)
-        if (kd->cfg[i].consumers == 2 && kd->cfg[i].nx < nx) nx = kd->cfg[i].nx;
-    return nx;
-}
 
 /* The most partial rows and workspace bytes of any plan for m <= M (<= MG_SAB_MAX_M), any options, any x alignment
  * (mg_kernel_ops::bounds). Several x tiles (an x_tile option, or m > 256) bring max_dim 0 rows, never split slots. */
@@ -314,7 +313,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         snprintf(why, why_len, "%s: x_tile = %d is not one of its x-tile widths (%s)", kd->name, opt_x_tile, list);
         return -1;
     }
-    if (opt_x_tile > 0 && m <= kd->cfg[kd->ncfg - 1].nx) {   /* above, every x tile is narrower than M: S = 1 */
+    if (opt_x_tile > 0 && m <= MG_SAB_ONE_TILE_M) {   /* above, every x tile is narrower than M: S = 1 */
         const int rule = mg_sab_pick_cfg(kd, m, n, G, 0);
         if (rule >= 0 && kd->cfg[pl->cfg].nx > kd->cfg[rule].nx) {
             snprintf(why, why_len, "%s: x_tile = %d is wider than M = %lld needs (n%d): it may only narrow the x tile",
@@ -345,7 +344,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         snprintf(why, why_len, "%s: cluster = %d (1 or 2)", kd->name, pl->cluster);
         return -1;
     }
-    const long long ctiles = mg_sab_cdiv(tiles, pl->cluster) * pl->cluster, gc = G / pl->cluster * pl->cluster;
+    const long long ctiles = mg_sab_ctiles(tiles, pl->cluster), gc = G / pl->cluster * pl->cluster;
     /* several x tiles, or two slabs per consumer (256 W rows), never split */
     pl->splits = pl->xtiles > 1 || c->wrows > MG_SAB_SLAB * c->consumers
                      ? 1 : mg_sab_choose_splits(ctiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);

@@ -963,6 +963,28 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
 
 /* ---- kernel 8 (wgmma_swapab): split-K ------------------------------------------------------------------------------ */
 
+/* One pass of kernel 8 under the options in g_opt: every precision it claims, both max_dims, the api shapes through
+ * the public API (seed api_seed + shape index, tag), every planted kind at each planted shape (seed plant_seed + shape
+ * index, 16 tag + kind), then the partial maxima of the pm shapes against fp64. Returns the cases run. */
+static int swapab_option_pass(const mg_kernel *kern, cudaStream_t st, const shape3 *api, int napi, int api_seed,
+                              const shape3 *planted, int nplanted, int plant_seed, int tag, const shape3 *pm, int npm) {
+    int ran = 0;
+    for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+        if (!(kern->precisions & (1u << prec))) continue;
+        for (int si = 0; si < napi; si++)
+            for (int md = 1; md >= 0; md--)
+                ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
+                                case_seed(kern->id, prec, api_seed + si, md, tag), PLANT_NONE, st);
+        for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
+            for (int md = 1; md >= 0; md--)
+                for (int pi = 0; pi < nplanted; pi++)
+                    ran += run_case(kern, (mg_precision)prec, planted[pi].m, planted[pi].n, planted[pi].k, md,
+                                    case_seed(kern->id, prec, plant_seed + pi, md, 16 * tag + kind), (plant_kind)kind,
+                                    st);
+    }
+    return ran + partial_maxima_cases(kern, pm, npm, NULL, NULL);
+}
+
 /* Kernel 8 with its split-K forced (mg_options.splits = 2, 3, 4: the generic suites meet it at S = 1 only on an H200,
  * whose 132 SMs the small shapes' tiles leave half idle only where K is too short to split): through the public API
  * (odd shapes; M = 127, N = 257 and M = 65, N = 700 have a second consumer's slab wholly past N; planted NaN/inf at a K
@@ -975,25 +997,15 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     const shape3 api[] = {{2, 1000, 4100}, {127, 257, 1000}, {256, 8192, 1024}, {65, 700, 3000}, {200, 1000, 1032},
                           {16, 64, 777}};
     const shape3 pm[] = {{1, 1000, 2048}, {3, 5000, 4100}, {127, 257, 1000}, {256, 2048, 1024}, {64, 130, 999}};
+    const shape3 planted[] = {{127, 257, 1000}};
     /* the last two passes in clusters of 2 (two-consumer tiles, M > 64; the others are refused and skipped) */
     const int splits[] = {2, 3, 4, 2, 3}, clusters[] = {1, 1, 1, 2, 2};
     for (int i = 0; i < 5; i++) {
         opt_reset();
         g_opt.splits = splits[i];
         g_opt.cluster = clusters[i];
-        int ran = 0;
-        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
-            if (!(kern->precisions & (1u << prec))) continue;
-            for (int si = 0; si < (int)(sizeof api / sizeof api[0]); si++)
-                for (int md = 1; md >= 0; md--)
-                    ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
-                                    case_seed(kern->id, prec, 100 + si, md, splits[i]), PLANT_NONE, st);
-            for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
-                for (int md = 1; md >= 0; md--)
-                    ran += run_case(kern, (mg_precision)prec, 127, 257, 1000, md,
-                                    case_seed(kern->id, prec, 110, md, 16 * splits[i] + kind), (plant_kind)kind, st);
-        }
-        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
+        const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 100, planted, 1, 110,
+                                           splits[i], pm, (int)(sizeof pm / sizeof pm[0]));
         cr_expect(ran > 0, "--splits %d --cluster %d: no case ran", splits[i], clusters[i]);
     }
     opt_reset();
@@ -1016,26 +1028,14 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72},
                           {600, 8192, 200}, {550, 8000, 72}, {720, 8192, 136}};
     const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
+    const shape3 planted[] = {{600, 257, 1000}, {600, 8192, 264}};
     const int widths[] = {0, 8, 96, 152, 256, 0, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 2, 2, 2, 2};
     for (int i = 0; i < 9; i++) {
         opt_reset();
         g_opt.x_tile = widths[i];
         g_opt.cluster = clusters[i];
-        int ran = 0;
-        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
-            if (!(kern->precisions & (1u << prec))) continue;
-            for (int si = 0; si < (int)(sizeof api / sizeof api[0]); si++)
-                for (int md = 1; md >= 0; md--)
-                    ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
-                                    case_seed(kern->id, prec, 120 + si, md, widths[i]), PLANT_NONE, st);
-            for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
-                for (int md = 1; md >= 0; md--)
-                    ran += run_case(kern, (mg_precision)prec, 600, 257, 1000, md,
-                                    case_seed(kern->id, prec, 130, md, 16 * widths[i] + kind), (plant_kind)kind, st) +
-                           run_case(kern, (mg_precision)prec, 600, 8192, 264, md,
-                                    case_seed(kern->id, prec, 131, md, 16 * widths[i] + kind), (plant_kind)kind, st);
-        }
-        ran += partial_maxima_cases(kern, pm, (int)(sizeof pm / sizeof pm[0]), NULL, NULL);
+        const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 120, planted, 2, 130,
+                                           widths[i], pm, (int)(sizeof pm / sizeof pm[0]));
         cr_expect(ran > 0, "--x-tile %d --cluster %d: no case ran", widths[i], clusters[i]);
     }
     opt_reset();

@@ -34,6 +34,13 @@ OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortc
                  "x_tile", "cluster")
 SPLITS_MAX = 16  # MG_SPLITS_MAX
 X_TILE_MAX = 256  # MG_X_TILE_MAX
+# Kernel 8's integer options: name -> (accepts(value), what the message says it must be).
+INT_OPTIONS = {
+    "splits": (lambda v: 0 <= v <= SPLITS_MAX, f"an int in 0 .. {SPLITS_MAX} (0: the kernel's policy)"),
+    "x_tile": (lambda v: 0 <= v <= X_TILE_MAX and v % 8 == 0,
+               f"0 (the kernel's policy) or a multiple of 8 up to {X_TILE_MAX}"),
+    "cluster": (lambda v: v in (0, 1, 2), "0 (the kernel's configuration), 1 or 2"),
+}
 
 
 class PlanDesc(ctypes.Structure):
@@ -211,19 +218,11 @@ def _option_value(name, value):
         table = SWITCH
     elif name == "shortcut_mode":
         table = SHORTCUT_MODES
-    elif name == "splits":  # kernel 8's split-K factor: 0 (its policy) .. SPLITS_MAX
-        if not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= SPLITS_MAX:
+    elif name in INT_OPTIONS:  # kernel 8's integer options: an int (not a bool) its predicate accepts
+        ok, what = INT_OPTIONS[name]
+        if not isinstance(value, bool) and isinstance(value, int) and ok(value):
             return value
-        raise ValueError(f"option splits must be an int in 0 .. {SPLITS_MAX} (0: the kernel's policy), got {value!r}")
-    elif name == "x_tile":  # kernel 8's x-tile width: 0 (its policy) or a multiple of 8 up to X_TILE_MAX
-        if not isinstance(value, bool) and isinstance(value, int) and 0 <= value <= X_TILE_MAX and value % 8 == 0:
-            return value
-        raise ValueError(f"option x_tile must be 0 (the kernel's policy) or a multiple of 8 up to {X_TILE_MAX}, "
-                         f"got {value!r}")
-    elif name == "cluster":  # kernel 8's CTAs per cluster: 0 (its configuration's), 1 or 2
-        if not isinstance(value, bool) and isinstance(value, int) and value in (0, 1, 2):
-            return value
-        raise ValueError(f"option cluster must be 0 (the kernel's configuration), 1 or 2, got {value!r}")
+        raise ValueError(f"option {name} must be {what}, got {value!r}")
     else:  # pdl, verbose: booleans
         if isinstance(value, (bool, int)) and int(value) in (0, 1):
             return int(value)
