@@ -140,9 +140,11 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     const mg_sab_kernel kd = mg_sab_kernel8(p->prec);
     mg_sab_plan &pl = plan_of(lp);
     char why[160];
-    const mg_sab_opts so = {opt ? opt->splits : 0, opt ? opt->x_tile : 0, opt ? opt->cluster : 0};
+    const mg_sab_opts so = {opt ? opt->splits : 0, opt ? opt->x_tile : 0, opt ? opt->cluster : 0,
+                            opt ? (int)opt->fuse : 0};
     if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
+    lp->fused_finalize = pl.fused;
     mg_sab_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
     return MG_OK;
 }
@@ -215,6 +217,9 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
                             pl.cluster, pl.xtiles, pl.splits, pl.units);
     if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
     if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
+    if (pl.fused && (!io->out || !ws))
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan finishes the forward in the kernel but the launch "
+                            "has no %s", io->out ? "workspace" : "output buffer");
     mgsab::Params prm;
     memset(&prm, 0, sizeof prm);
     if (p.k > 0) {
@@ -249,6 +254,12 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.xtiles = pl.xtiles;
     prm.splits = pl.splits;
     prm.units = pl.units;
+    if (pl.fused) {
+        prm.fused = 1;
+        prm.out = io->out;
+        prm.done = reinterpret_cast<int *>(ws + pl.off_fin);
+        prm.fin = reinterpret_cast<unsigned *>(ws + pl.off_fin + 256);
+    }
     if (pl.splits > 1) {
         prm.count = reinterpret_cast<int *>(ws + pl.off_count);
         prm.slots = reinterpret_cast<float *>(ws + pl.off_slots);

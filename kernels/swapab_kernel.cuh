@@ -49,7 +49,21 @@
  *              6 values); the plain form for all gave n256 a spill), then the 4 warps through smem ->
  *              partial[slab * M + i] (i = xt NX + the tile's row: every x row is in exactly one x tile).
  *   max_dim 0  for each W row j: max over the tile's x rows i < M: over the thread's columns, __shfl_xor 1, 2 ->
- *              partial[xt * N + j] (one partial row per x tile: every W row belongs to exactly one slab). */
+ *              partial[xt * N + j] (one partial row per x tile: every W row belongs to exactly one slab).
+ * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after this one). Beside
+ *   the partial rows, each epilogue folds its result into the workspace's finish area with an order-free atomic, so
+ *   the bits never depend on who came first:
+ *   max_dim 1  fin[i] |= 1 if the slab's row max is NaN or +inf, 2 if it is above -inf (atomicOr): row i's output is
+ *              gelu(m - m) = NaN iff bit 1, or not bit 2 (every y of the row -inf), else +0 (SEMANTICS.md);
+ *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
+ *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
+ *   Every CTA then counts itself done (fence; atom.acq_rel.gpu on the done counter); the last one zeroes the counter
+ *   and writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the bits; max_dim 0 the
+ *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
+ *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
+ *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
+ *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
+ *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. */
 #ifndef MG_SWAPAB_KERNEL_CUH
 #define MG_SWAPAB_KERNEL_CUH
 
@@ -125,6 +139,8 @@ struct Cfg {
     static_assert(W_SUB % 1024 == 0 && X_SUB % 1024 == 0, "every box keeps the 1024-byte swizzle alignment");
     static_assert(STAGES >= 2 && STAGES <= 16, "2..16 stages");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90): fewer stages");
+    static_assert(STAGES * STAGE_BYTES >= MG_SAB_FUSE_MAX_N * 4 && RED_BYTES >= CONSUMERS * 4 * 8,
+                  "the fused finish stages N <= MG_SAB_FUSE_MAX_N column maxima in the ring and T / 32 doubles in red");
 };
 
 /* ---- wgmma m64nNk16 (bf16) / m64nNk8 (tf32) for N = 8, 16, 32 (hopper.cuh has 64 .. 256) --------------------- */
@@ -181,6 +197,12 @@ struct Params {
     float *slots;       /* split slots, S per slab of 64 x NX floats; NULL when S = 1 */
     int m, n, k, max_dim;
     int nk, xtiles, splits, units;
+    /* the fused finish (THE FUSED FINISH): fused = 1: out (M or N elements of E), the done counter and fin (M or N
+     * words) in the workspace, zero between launches */
+    int fused;
+    void *out;
+    int *done;
+    unsigned *fin;
 };
 
 /* Unit u's W tile, x tile and split (WORK in the file header). Clusters of 2: the two CTAs of a cluster (ranks
@@ -261,6 +283,84 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
                 }
             }
         }
+    }
+}
+
+/* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
+
+/* max_dim 1: the bits of one slab's row max (1: NaN or +inf; 2: above -inf; 0: -inf, nothing to record). */
+__device__ __forceinline__ unsigned row_bits(float m) {
+    return (m != m || m == INFINITY) ? 1u : (m > -INFINITY ? 2u : 0u);
+}
+/* max_dim 0: an order-preserving key of a float for atomicMax (NaN above +inf; -inf's key 0x007fffff > 0 = none). */
+__device__ __forceinline__ unsigned col_key(float v) {
+    if (v != v) return 0xffffffffu;
+    const unsigned u = __float_as_uint(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float col_unkey(unsigned k) {
+    if (k == 0xffffffffu) return __uint_as_float(0x7fffffffu);
+    return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+/* The exact erf GELU (torch's approximate='none'), as kernels/finalize.cu's gelu_f32 / gelu_f64. */
+__device__ __forceinline__ float gelu32(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); }
+__device__ __forceinline__ double gelu64(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
+__device__ __forceinline__ void store_out(float *o, int i, float v) { o[i] = v; }
+__device__ __forceinline__ void store_out(__nv_bfloat16 *o, int i, float v) { o[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void store_out(float *o, int i, double v) { o[i] = (float)v; }
+__device__ __forceinline__ void store_out(__nv_bfloat16 *o, int i, double v) { o[i] = __double2bfloat16(v); }
+
+/* Sum of v over the T consumer threads (t = 0 .. T - 1, named barrier 3) in a fixed order: a xor-shuffle tree per
+ * warp, then the warp sums in ascending order. The result is valid in every consumer thread. */
+template <int T> __device__ __forceinline__ double consumers_sum(double v, int t, double *sh) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (t % 32 == 0) sh[t / 32] = v;
+    named_bar_sync(3, T);
+    double s = 0.0;
+#pragma unroll
+    for (int w = 0; w < T / 32; w++) s += sh[w];
+    return s;
+}
+
+/* The last CTA's finish: the output from fin, fin zeroed for the next launch. T consumer threads, t = 0 .. T - 1;
+ * stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
+template <class C>
+__device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh) {
+    constexpr int T = 128 * C::CONSUMERS, B = 8;   /* B loads in flight per thread */
+    using E = typename C::T;
+    E *out = static_cast<E *>(p.out);
+    if (p.max_dim == 1) {
+        for (int i = t; i < p.m; i += T) {
+            const unsigned f = __ldcg(p.fin + i);
+            p.fin[i] = 0u;
+            /* gelu(m - m): m - m is +0 for finite m, NaN for NaN or +-inf (the shared finalize's value bit for bit) */
+            store_out(out, i, gelu32((f & 1u) || !(f & 2u) ? __uint_as_float(0x7fffffffu) : 0.f));
+        }
+        return;
+    }
+    mg_fence_proxy_async();   /* the ring was last written by TMA (async proxy); now plain stores */
+    double s = 0.0;
+    for (int j0 = t; j0 < p.n; j0 += B * T) {
+        unsigned key[B];
+#pragma unroll
+        for (int q = 0; q < B; q++) key[q] = j0 + q * T < p.n ? __ldcg(p.fin + j0 + q * T) : 0u;
+#pragma unroll
+        for (int q = 0; q < B; q++) {
+            const int j = j0 + q * T;
+            if (j < p.n) {
+                const float c = col_unkey(key[q]);
+                stage[j] = c;
+                p.fin[j] = 0u;
+                s += (double)c;   /* ascending j per thread: a fixed order; NaN and +-inf propagate as in fp64 */
+            }
+        }
+    }
+    const double mu = consumers_sum<T>(s, t, sh) / (double)p.n;
+    for (int j = t; j < p.n; j += T) {   /* the thread's own staged columns: no barrier needed */
+        const double d = (double)stage[j] - mu;
+        const float df = (float)d;
+        if (fabsf(df) < 1e30f) store_out(out, j, gelu32(df));
+        else store_out(out, j, gelu64(d));   /* c - mu beyond fp32 (or NaN): the fp64 form, as the finalize */
     }
 }
 
@@ -402,9 +502,14 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
         }
         named_bar_sync(1 + c, 128);     /* the consumer's 4 warps wrote their maxima */
         const float *cr = red + c * 4 * C::NX;
-        for (int i = tid; i < C::NX && i < mt; i += 128)
-            p.partial[(size_t)slab * M + x0 + i] =
-                nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
+        for (int i = tid; i < C::NX && i < mt; i += 128) {
+            const float m = nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
+            p.partial[(size_t)slab * M + x0 + i] = m;
+            if (p.fused) {
+                const unsigned bits = row_bits(m);
+                if (bits) atomicOr(p.fin + x0 + i, bits);
+            }
+        }
         named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
     } else {
         float m0 = -INFINITY, m1 = -INFINITY;
@@ -426,6 +531,10 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
             float *row = p.partial + (size_t)xt * p.n;
             if (ok0) row[j0] = m0;
             if (ok1) row[j1] = m1;
+            if (p.fused) {
+                if (ok0) atomicMax(p.fin + j0, col_key(m0));
+                if (ok1) atomicMax(p.fin + j1, col_key(m1));
+            }
         }
     }
 }
@@ -505,6 +614,21 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             }
             epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red);
         }
+    }
+    if (p.fused) {
+        /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done */
+        constexpr int T = 128 * C::CONSUMERS;
+        const int t = (int)threadIdx.x - 128;
+        __threadfence();
+        named_bar_sync(3, T);
+        if (t == 0) {
+            const int last = atom_add_acq_rel_gpu(p.done, 1) == (int)gridDim.x - 1;
+            if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
+            flags[2] = last;
+        }
+        named_bar_sync(3, T);        /* the flag; the acquire above orders the last CTA's reads of fin below */
+        if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
+            finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));
     }
     if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();   /* the producer's reason, for the consumers */
 }

@@ -190,7 +190,7 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     if (!flag) flag = "option";
     const int needs = code == MG_CLI_OPT_TILES || code == MG_CLI_OPT_MIXED_PANELS || code == MG_CLI_OPT_REM_SPLIT ||
                       code == MG_CLI_OPT_SHORTCUT_MODE || code == MG_CLI_OPT_STREAMK || code == MG_CLI_OPT_SPLITS ||
-                      code == MG_CLI_OPT_X_TILE || code == MG_CLI_OPT_CLUSTER;
+                      code == MG_CLI_OPT_X_TILE || code == MG_CLI_OPT_CLUSTER || code == MG_CLI_OPT_FUSE;
     if (needs && (!val || !*val)) return fail(err, errlen, "option %s needs a value", flag);
     switch (code) {
     case MG_CLI_OPT_TILES: {
@@ -247,6 +247,12 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         int64_t v = 0;
         if (int_opt(flag, val, 0, 2, "kernel 8's CTAs per cluster", &v, err, errlen)) return -1;
         opt->cluster = (int)v;
+        return 0;
+    }
+    case MG_CLI_OPT_FUSE: {
+        mg_switch s = MG_SWITCH_AUTO;
+        if (parse_switch(flag, val, &s, err, errlen)) return -1;
+        opt->fuse = s;
         return 0;
     }
     default: return fail(err, errlen, "internal error: %s is not a library option (code %d)", flag, code);

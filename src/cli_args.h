@@ -117,6 +117,7 @@ enum {
     MG_CLI_OPT_SPLITS,
     MG_CLI_OPT_X_TILE,
     MG_CLI_OPT_CLUSTER,
+    MG_CLI_OPT_FUSE,
     MG_CLI_OPT_END
 };
 #define MG_CLI_OPTION_LONGOPTS                                                                                     \
@@ -126,7 +127,8 @@ enum {
         {"rem-split", required_argument, NULL, MG_CLI_OPT_REM_SPLIT}, {"no-pdl", no_argument, NULL, MG_CLI_OPT_NO_PDL}, \
         {"shortcut-mode", required_argument, NULL, MG_CLI_OPT_SHORTCUT_MODE},                                      \
         {"verbose", no_argument, NULL, MG_CLI_OPT_VERBOSE}, {"splits", required_argument, NULL, MG_CLI_OPT_SPLITS}, \
-        {"x-tile", required_argument, NULL, MG_CLI_OPT_X_TILE}, {"cluster", required_argument, NULL, MG_CLI_OPT_CLUSTER}
+        {"x-tile", required_argument, NULL, MG_CLI_OPT_X_TILE}, {"cluster", required_argument, NULL, MG_CLI_OPT_CLUSTER}, \
+        {"fuse", required_argument, NULL, MG_CLI_OPT_FUSE}
 /* Their lines of --help. */
 #define MG_CLI_OPTION_HELP                                                                                         \
     "library options (mg_options; every plan of the run gets them, kernel 0's included):\n"                        \
@@ -147,6 +149,8 @@ enum {
     "                                            configurations); 0 = its policy (default)\n"                           \
     "      --cluster C                           kernel 8's CTAs per cluster sharing each x box by multicast, 1 or 2\n"\
     "                                            (2: x tiles n96 .. n256); 0 = its tile configuration's (default)\n"     \
+    "      --fuse auto|off|force                 kernel 8: its last CTA writes the output (mean, GELU) where it can\n" \
+    "                                            (auto), never (off: the shared finalize kernels), or else refuse\n"   \
     "  -v, --verbose                             the library prints every launch plan to stderr when it makes it\n"
 /* Applies one of them: code from MG_CLI_OPTION_LONGOPTS, flag the option as typed (for messages, e.g. "--tiles"),
  * val its value (NULL for the switches). Returns 0, or -1 with a message naming the flag (opt unchanged). */

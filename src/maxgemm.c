@@ -63,6 +63,7 @@ mg_options mg_options_default(void) {
     o.splits = 0;
     o.x_tile = 0;
     o.cluster = 0;
+    o.fuse = MG_SWITCH_AUTO;
     return o;
 }
 
@@ -98,6 +99,8 @@ static mg_status check_options(const mg_options *o) {
     if (o->x_tile < 0 || o->x_tile > MG_X_TILE_MAX || o->x_tile % 8 != 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.x_tile = %d (0 auto, or a multiple of 8 up to %d: kernel 8's "
                             "x-tile width)", o->x_tile, MG_X_TILE_MAX);
+    if (o->fuse < 0 || o->fuse >= MG_SWITCH_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.fuse = %d (0 auto, 1 off, 2 force)", (int)o->fuse);
     if (o->cluster < 0 || o->cluster > 2)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.cluster = %d (0 auto, 1 or 2: kernel 8's CTAs per cluster)",
                             o->cluster);
@@ -422,13 +425,14 @@ mg_status mg_run_full(mg_plan *pl, const mg_problem *p, const void *x, void *out
     /* After cublasSetStream, which resets the workspace to cuBLAS's pool (see MG_CUBLAS_WS_BYTES). */
     if (pl->cublas_ws && cublasSetWorkspace(pl->cublas, pl->cublas_ws, pl->cublas_ws_bytes) != CUBLAS_STATUS_SUCCESS)
         return mg_set_error(MG_ERR_CUBLAS, "cublasSetWorkspace failed");
-    const mg_io io = {x, pl->W, pl->b, pl->partial, pl->ws, pl->cublas};
+    const mg_io io = {x, pl->W, pl->b, pl->partial, pl->ws, pl->cublas, out};
     /* NVTX ranges (host side, the enqueue of each phase): nsys / ncu show the op as classify, GEMM+epilogue and
      * finalize under "maxgemm forward" (make nsys). */
     nvtxRangePushA("maxgemm gemm+epilogue");
     st = pl->runner->launch(lp, &io, pl->prep.state, stream);
     nvtxRangePop();
     if (st != MG_OK) return st;
+    if (lp->fused_finalize) return MG_OK;   /* the launch wrote out (its last CTA: kernel 8) */
     const float *rem = lp->rem_chunks > 0 ? (const float *)((const char *)pl->ws + lp->rem_offset) : NULL;
     nvtxRangePushA("maxgemm finalize");
     st = mg_finalize_rem(pl->partial, lp->partial_rows, mg_partial_len(p), p->max_dim, p->prec, out, pl->fin_scratch,

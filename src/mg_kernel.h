@@ -8,7 +8,8 @@
  * A kernel works in four steps (mg_kernel_ops below): plan (every choice for a problem, on the host, into an
  * mg_launch_plan that says how many partial rows the launch writes), prepare (weight side, once per
  * mg_set_weights), launch (reads the plan, decides nothing), release. The shared finalize (kernels/finalize.cu)
- * then reduces the plan's partial rows and applies mean-subtraction and the exact erf GELU. Kernel 0 (cuBLAS)
+ * then reduces the plan's partial rows and applies mean-subtraction and the exact erf GELU, unless the plan says the
+ * launch did that itself (fused_finalize: kernel 8's last CTA). Kernel 0 (cuBLAS)
  * writes y to its workspace and reduces it with a separate kernel into 1 partial row; it is the same contract.
  *
  * Element types: fp32 and tf32 modes read float x/W/b; bf16 mode reads __nv_bfloat16 x/W/b.
@@ -57,6 +58,9 @@ typedef struct mg_launch_plan {
      * y[i, c'] for the c-th column c' the partial rows do not cover; y[i, c'] = the sum over j in ascending order. */
     size_t rem_offset;
     int rem_cols, rem_chunks;   /* rem_cols <= 8, rem_chunks <= MG_REM_MAX_CHUNKS; 0: none */
+    /* 1: the launch writes the output itself (mg_io::out: the mean and GELU in the kernel's last CTA, kernel 8) and the
+     * library runs no finalize after it; the partial rows are written all the same (the tests read them). */
+    int fused_finalize;
     char summary[200];      /* one line: what was chosen (printed by --verbose; the bench's notes) */
     /* The kernel's own part of the plan (its template configuration, grid, offsets), opaque to the library. */
     union {
@@ -74,6 +78,8 @@ typedef struct mg_io {
                              * it ONCE when it allocates it; a kernel that keeps state there between launches (the
                              * stream-K flags, at a fixed offset) leaves it zero again. */
     void *cublas;           /* cublasHandle_t owned by the plan, bound to the launch's stream */
+    void *out;              /* the forward's output (M or N elements of the precision's type): written by a launch whose
+                             * plan says fused_finalize, else unused (may be NULL) */
 } mg_io;
 
 /* Weight-side state a kernel prepared in mg_set_weights. */

@@ -19,6 +19,7 @@ static const struct optkey {
     [MG_OPTKEY_SPLITS] = {"splits", 1, {"auto"}, MG_SPLITS_MAX},
     [MG_OPTKEY_X_TILE] = {"x_tile", 1, {"auto"}, MG_X_TILE_MAX},
     [MG_OPTKEY_CLUSTER] = {"cluster", 1, {"auto"}, 2},
+    [MG_OPTKEY_FUSE] = {"fuse", MG_SWITCH_COUNT, {"auto", "off", "force"}, 0},
 };
 _Static_assert(MG_TILES_AUTO == 0 && MG_TILES_MAIN == 1 && MG_TILES_MID == 2 && MG_TILES_SMALL == 3 &&
                    MG_TILES_N192 == 4 && MG_TILES_COUNT == 5,
@@ -65,6 +66,7 @@ int mg_optkey_get(const mg_options *o, int key) {
     case MG_OPTKEY_SPLITS: return o->splits;
     case MG_OPTKEY_X_TILE: return o->x_tile;
     case MG_OPTKEY_CLUSTER: return o->cluster;
+    case MG_OPTKEY_FUSE: return (int)o->fuse;
     default: return 0;
     }
 }
@@ -78,6 +80,7 @@ void mg_optkey_set(mg_options *o, int key, int value) {
     case MG_OPTKEY_SPLITS: o->splits = value; break;
     case MG_OPTKEY_X_TILE: o->x_tile = value; break;
     case MG_OPTKEY_CLUSTER: o->cluster = value; break;
+    case MG_OPTKEY_FUSE: o->fuse = (mg_switch)value; break;
     default: break;
     }
 }

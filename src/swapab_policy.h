@@ -32,10 +32,16 @@
  * PARTIAL ROWS. Each consumer warpgroup's 64 W rows (a slab) are reduced on their own: max_dim 1 writes one partial
  * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers and x tiles); max_dim 0 writes one row
  * per x tile, partial[xt * N + j].
- * THE WORKSPACE, in one place (mg_sab_layout): [split counters: one int per slab, at offset 0 and of a size that
+ * THE FUSED FINISH (mg_sab_fusable). The kernel's last CTA writes the forward's output itself (the mean and GELU:
+ * kernels/swapab_kernel.cuh "THE FUSED FINISH"), so no finalize kernel follows it: always for max_dim 1 (M <= 1024
+ * flag words), for max_dim 0 while N <= MG_SAB_FUSE_MAX_N (the last CTA stages the N column maxima in its ring and
+ * evaluates N GELUs on one SM: 8192 take ~1 us). mg_options.fuse = OFF asks for the shared finalize instead.
+ * THE WORKSPACE, in one place (mg_sab_make_plan): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
- * launches] [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX
- * accumulators, slab-major]. */
+ * launches] [the finish area: the done counter and MG_SAB_MAX_M (max_dim 1) or N (max_dim 0) words, at an offset and
+ * of a size that depend on N, K, max_dim and the SM count only, zero between launches; none when not fusable]
+ * [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX accumulators,
+ * slab-major]. */
 #ifndef MG_SWAPAB_POLICY_H
 #define MG_SWAPAB_POLICY_H
 
@@ -60,6 +66,7 @@
 #define MG_SAB_MIN_KB 4         /* k-blocks per split at least */
 #define MG_SAB_SPLIT_FIXED_KB 2 /* the split handoff's fixed cost in k-blocks (mg_sab_split_cost) */
 #define MG_SAB_SLAB 64          /* W rows per consumer warpgroup (one m64 wgmma) */
+#define MG_SAB_FUSE_MAX_N 16384 /* max_dim 0: the widest N whose finish the last CTA does (THE FUSED FINISH) */
 
 static inline long long mg_sab_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -208,8 +215,10 @@ typedef struct mg_sab_plan {
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
     int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
     int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
+    int fused;                /* 1: the last CTA writes the output (THE FUSED FINISH); 0: the shared finalize does */
     long long x_ld;           /* row stride of the x TMA reads, in elements */
-    size_t off_count, off_x, off_slots; /* workspace offsets (off_count = 0) */
+    size_t off_count, off_fin, off_x, off_slots; /* workspace offsets (off_count = 0); off_fin: the done counter,
+                                                  * then the finish words 256 bytes on */
 } mg_sab_plan;
 
 static inline size_t mg_sab_align256(size_t v) { return (v + 255) & ~(size_t)255; }
@@ -235,6 +244,14 @@ static inline size_t mg_sab_count_bytes(const mg_sab_kernel *kd, long long n, lo
     }
     return any ? mg_sab_align256((size_t)(mg_sab_cdiv(n, MG_SAB_SLAB) + 1) * sizeof(int)) : 0;
 }
+/* 1 if the last CTA can finish a problem of this N and max_dim (THE FUSED FINISH; any M <= MG_SAB_MAX_M). */
+static inline int mg_sab_fusable(long long n, int max_dim) { return max_dim == 1 || n <= MG_SAB_FUSE_MAX_N; }
+/* The finish area: the done counter (256 bytes) and one word per output (MG_SAB_MAX_M for max_dim 1, so that its size
+ * does not depend on m); 0 where the problem is not fusable. */
+static inline size_t mg_sab_fin_bytes(long long n, int max_dim) {
+    if (!mg_sab_fusable(n, max_dim)) return 0;
+    return 256 + mg_sab_align256((size_t)(max_dim == 1 ? MG_SAB_MAX_M : n) * sizeof(unsigned));
+}
 /* The padded copy of x: m rows of ld elements. */
 static inline size_t mg_sab_x_bytes(long long m, long long ld, int elem) {
     return mg_sab_align256((size_t)m * (size_t)ld * (size_t)elem);
@@ -258,9 +275,9 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
                                  long long G, int *rows, size_t *ws) {
     if (M < 1) M = 1;
     *rows = mg_sab_partial_rows(n, mg_sab_cdiv(M, kd->cfg[0].nx), max_dim);
-    size_t w = 0;
+    size_t w = mg_sab_fin_bytes(n, max_dim);
     if (k > 0) {
-        w = mg_sab_count_bytes(kd, n, k, G);
+        w += mg_sab_count_bytes(kd, n, k, G);
         w += mg_sab_x_bytes(M, mg_sab_padded_ld(k, kd->elem), kd->elem);   /* x may be copied (misaligned base) */
         /* one x tile (the only plans that split) runs the rule's configuration for its m (an x_tile option may only
          * narrow it): the configurations up to the one holding min(M, 256) */
@@ -277,9 +294,10 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
     *ws = w;
 }
 
-/* The launch options the plan takes (mg_options' fields for kernel 8; 0 = the policy's). */
+/* The launch options the plan takes (mg_options' fields for kernel 8; 0 = the policy's; fuse is an mg_switch: AUTO
+ * fuses where the problem is fusable, OFF never, FORCE refuses a problem that is not). */
 typedef struct mg_sab_opts {
-    int splits, x_tile, cluster;
+    int splits, x_tile, cluster, fuse;
 } mg_sab_opts;
 
 /* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. o: the
@@ -287,7 +305,7 @@ typedef struct mg_sab_opts {
 static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long long n, long long k, int max_dim,
                                    int x_aligned, long long G, const mg_sab_opts *o, mg_sab_plan *pl, int *rows,
                                    size_t *ws, char *why, size_t why_len) {
-    const mg_sab_opts none = {0, 0, 0};
+    const mg_sab_opts none = {0, 0, 0, 0};
     if (!o) o = &none;
     const int opt_splits = o->splits, opt_x_tile = o->x_tile;
     mg_sab_plan z = {0};
@@ -357,9 +375,17 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         pl->x_ld = mg_sab_padded_ld(k, kd->elem);
     }
     *rows = mg_sab_partial_rows(n, pl->xtiles, max_dim);
+    if (o->fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, max_dim)) {
+        snprintf(why, why_len, "%s: fuse=force, but max_dim 0 at N = %lld > %d is finished by the shared finalize",
+                 kd->name, n, MG_SAB_FUSE_MAX_N);
+        return -1;
+    }
+    pl->fused = o->fuse != MG_SWITCH_OFF && mg_sab_fusable(n, max_dim);
     /* the workspace layout */
     size_t off = k > 0 ? mg_sab_count_bytes(kd, n, k, G) : 0;
     pl->off_count = 0;
+    pl->off_fin = off;
+    off += mg_sab_fin_bytes(n, max_dim);   /* reserved whether or not this plan fuses: the place stays put */
     pl->off_x = off;
     if (pl->pad_x) off += mg_sab_x_bytes(m, pl->x_ld, kd->elem);
     pl->off_slots = off;
@@ -372,10 +398,10 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
 static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_plan *pl, char *buf, size_t len) {
     const mg_sab_shape *c = &kd->cfg[pl->cfg];
     snprintf(buf, len, "swap-AB n%d: %d W rows x bk %d (%d consumer%s, %d stages), %d tiles x %d x tile%s x %d split%s "
-             "= %d units on %d CTAs%s%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s",
+             "= %d units on %d CTAs%s%s%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s",
              c->stages, pl->tiles, pl->xtiles, pl->xtiles == 1 ? "" : "s", pl->splits, pl->splits == 1 ? "" : "s",
              pl->units, pl->grid, pl->cluster == 2 ? " in clusters of 2 (x multicast)" : "",
-             pl->pad_x ? ", x padded" : "");
+             pl->pad_x ? ", x padded" : "", pl->fused ? "; finish fused (last CTA)" : "");
 }
 
 #endif /* MG_SWAPAB_POLICY_H */

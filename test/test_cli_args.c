@@ -714,6 +714,27 @@ Test(cli_args, x_tile_and_cluster_options) {
     cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--cluster C") != NULL, "run --help documents --cluster");
 }
 
+/* --fuse auto|off|force: kernel 8's finish in its last CTA (an mg_switch, auto by default), also as the option key
+ * fuse= of the matrices and dispatch tables. */
+Test(cli_args, fuse_option) {
+    OK("run");
+    cr_assert(a.opt.fuse == MG_SWITCH_AUTO && mg_options_default().fuse == MG_SWITCH_AUTO, "default: auto");
+    OK("run", "--fuse", "off", "--kernel", "8");
+    cr_assert(a.opt.fuse == MG_SWITCH_OFF && a.kernel == 8);
+    OK("run", "--fuse=force");
+    cr_assert(a.opt.fuse == MG_SWITCH_FORCE);
+    FAILS_WITH("--fuse: 'on' is invalid (expected auto, off or force)", "run", "--fuse", "on");
+    FAILS_WITH("option --fuse needs a value", "run", "--fuse");
+    const int key = mg_optkey_find("fuse", 4);
+    cr_assert(key == MG_OPTKEY_FUSE && mg_optkey_value(key, "off", 3) == MG_SWITCH_OFF &&
+                  mg_optkey_value(key, "2", 1) == -1,
+              "fuse= takes the switch names only");
+    mg_options o = mg_options_default();
+    mg_optkey_set(&o, key, MG_SWITCH_FORCE);
+    cr_assert(o.fuse == MG_SWITCH_FORCE && mg_optkey_get(&o, key) == MG_SWITCH_FORCE);
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--fuse auto|off|force") != NULL, "run --help documents --fuse");
+}
+
 /* --dispatch FILE: the dispatch table auto follows (mg_dispatch_load, tile_configs/README.md); run only. The binary
  * checks the file before anything runs: a malformed table is a usage error naming its line. */
 Test(cli_args, dispatch_option) {

@@ -144,6 +144,7 @@ typedef struct mg_test_direct {
     size_t bound_ws;
     float *partial;
     void *ws;
+    void *out;   /* M or N floats (a fused plan's output: mg_launch_plan::fused_finalize) */
 } mg_test_direct;
 
 static inline void mg_test_direct_setup(mg_test_direct *d, const mg_kernel *kern, const mg_problem *p,
@@ -156,6 +157,7 @@ static inline void mg_test_direct_setup(mg_test_direct *d, const mg_kernel *kern
     cr_assert(d->bound_rows >= 1, "kernel %d bounds: %d partial rows", kern->id, d->bound_rows);
     const size_t len = (size_t)mg_partial_len(p);
     MG_TEST_CUDA(cudaMalloc((void **)&d->partial, (size_t)d->bound_rows * len * sizeof(float) + 4));
+    MG_TEST_CUDA(cudaMalloc(&d->out, len * sizeof(float) + 4));
     if (d->bound_ws) {
         MG_TEST_CUDA(cudaMalloc(&d->ws, d->bound_ws));
         MG_TEST_CUDA(cudaMemset(d->ws, 0, d->bound_ws));   /* zeroed once, as the plan does */
@@ -176,13 +178,14 @@ static inline void mg_test_direct_launch(mg_test_direct *d, const mg_problem *p,
     cr_assert(d->lp.partial_rows >= 1 && d->lp.partial_rows <= d->bound_rows && d->lp.ws_bytes <= d->bound_ws,
               "plan outside the bounds: %d partial rows (bound %d), %zu ws bytes (bound %zu)", d->lp.partial_rows,
               d->bound_rows, d->lp.ws_bytes, d->bound_ws);
-    const mg_io io = {x, W, b, d->partial, d->ws, h};
+    const mg_io io = {x, W, b, d->partial, d->ws, h, d->out};
     MG_TEST_OK(run->launch(&d->lp, &io, d->prep.state, st));
 }
 
 static inline void mg_test_direct_free(mg_test_direct *d) {
     if (d->ops->release && d->prep.state) d->ops->release(d->prep.state);
     MG_TEST_CUDA(cudaFree(d->partial));
+    MG_TEST_CUDA(cudaFree(d->out));
     if (d->ws) MG_TEST_CUDA(cudaFree(d->ws));
     memset(d, 0, sizeof *d);
 }

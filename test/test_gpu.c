@@ -599,6 +599,34 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
 /* max_ntiles_md1 (may be NULL): the most partial rows any max_dim 1 launch reported (its column panels). */
 /* rem_launches (may be NULL): counts the launches that left remainder sums for the finalize (mg_launch_args::rem),
  * which the check folds in as mg_finalize_rem does. */
+/* A launch that finished the forward itself (mg_launch_plan::fused_finalize: kernel 8's last CTA) wrote d->out: it
+ * must equal the shared finalize run on the same launch's partial rows: max_dim 1 bit for bit (the output is +0 or NaN,
+ * from the same maxima), max_dim 0 within the precision's bar with NaN at the same places (the fp64 mean is summed in
+ * another fixed order, the GELU is fp32). Returns 1 (a check ran). */
+static int fused_output_check(const mg_kernel *kern, const mg_test_direct *d, const mg_problem *p, size_t len,
+                              cudaStream_t st) {
+    const size_t es = esize(p->prec);
+    void *ref = dmalloc(len * es), *scratch = dmalloc(mg_finalize_scratch_bytes((int)len));
+    MG_TEST_OK(mg_finalize(d->partial, d->lp.partial_rows, (int)len, p->max_dim, p->prec, ref, scratch, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    double *a = download_widened(d->out, len, p->prec), *b = download_widened(ref, len, p->prec);
+    const double tol = mg_precision_tolerance(p->prec);
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < len; i++) {
+        const int same = p->max_dim == 1 ? memcmp(&a[i], &b[i], sizeof a[i]) == 0
+                                         : (isnan(a[i]) ? isnan(b[i]) : !isnan(b[i]) && mg_test_close(a[i], b[i], tol, tol));
+        if (!same && bad++ == 0) first = i;
+    }
+    cr_expect_eq(bad, 0u, "kernel %d %s M=%d N=%d K=%d max_dim %d: the fused finish differs from the shared finalize "
+                 "in %zu of %zu outputs; first [%zu]: %.9g vs %.9g (%s)", kern->id, mg_precision_name(p->prec), p->m,
+                 p->n, p->k, p->max_dim, bad, len, first, a[first], b[first], d->lp.summary);
+    free(a);
+    free(b);
+    MG_TEST_CUDA(cudaFree(ref));
+    MG_TEST_CUDA(cudaFree(scratch));
+    return 1;
+}
+
 static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int nshapes, int *max_ntiles_md1,
                                 int *rem_launches) {
     const int sm = mg_test_sm();
@@ -669,6 +697,7 @@ static int partial_maxima_cases(const mg_kernel *kern, const shape3 *shapes, int
                         const double y = acc + hb[j];
                         if (dim == 1) want[i] = mg_nanmax(want[i], y); else want[j] = mg_nanmax(want[j], y);
                     }
+                if (d.lp.fused_finalize) ran += fused_output_check(kern, &d, &p, len, st);
                 mg_check_result r;
                 mg_check_f32(want, got, len, tol, tol, &r);
                 const size_t fb = r.first_bad < len ? r.first_bad : 0;
@@ -1038,6 +1067,44 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
                                            widths[i], pm, (int)(sizeof pm / sizeof pm[0]));
         cr_expect(ran > 0, "--x-tile %d --cluster %d: no case ran", widths[i], clusters[i]);
     }
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 8's finish: fused (its last CTA writes the output; the default, and every other kernel 8 test meets it, with
+ * partial_maxima_cases comparing it to the shared finalize) and off (the shared finalize after it, as before the fused
+ * finish): the same cases through the public API and the partial maxima; fuse=force on a problem the last CTA cannot
+ * finish (max_dim 0, N > MG_SAB_FUSE_MAX_N) is refused with a message naming the option, never run another way. */
+Test(gpu_kernels, swapab_fuse_off_and_force, .timeout = 900) {
+    MG_TEST_NEED_GPU();
+    const mg_kernel *kern = kernel_or_skip(8);
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const shape3 api[] = {{1, 1000, 4100}, {64, 8192, 1024}, {127, 257, 129}, {300, 1000, 264}, {5, 7, 0}};
+    const shape3 pm[] = {{1, 1000, 2048}, {256, 2048, 1024}, {600, 8192, 72}};
+    const shape3 planted[] = {{127, 257, 1000}};
+    opt_reset();
+    g_opt.fuse = MG_SWITCH_OFF;
+    const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 140, planted, 1, 150, 3, pm,
+                                       (int)(sizeof pm / sizeof pm[0]));
+    cr_expect(ran > 0, "--fuse off: no case ran");
+    mg_plan_desc d = mg_plan_desc_default();
+    d.m = 4;
+    d.n = MG_SAB_FUSE_MAX_N + 8;
+    d.k = 64;
+    d.max_dim = 0;
+    d.precision = MG_PREC_BF16;
+    d.kernel = 8;
+    mg_plan *plan = NULL;
+    MG_TEST_OK(mg_plan_create(&plan, &d));
+    opt_reset();
+    g_opt.fuse = MG_SWITCH_FORCE;
+    MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+    char buf[256];
+    const mg_status s = mg_plan_describe(plan, 4, buf, sizeof buf);
+    cr_expect(s == MG_ERR_UNSUPPORTED && strstr(mg_last_error(), "fuse=force") != NULL,
+              "fuse=force at N = %d max_dim 0: status %d, '%s'", MG_SAB_FUSE_MAX_N + 8, (int)s, mg_last_error());
+    mg_plan_destroy(plan);
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }

@@ -18,7 +18,7 @@ static mg_sab_plan plan_xt(const mg_sab_kernel *kd, long long m, long long n, lo
                            long long G, int splits, int x_tile, int *rows, size_t *ws) {
     mg_sab_plan pl;
     char why[160] = "";
-    const mg_sab_opts o = {splits, x_tile, 0};
+    const mg_sab_opts o = {splits, x_tile, 0, 0};
     cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, &o, &pl, rows, ws, why, sizeof why), 0, "%s", why);
     return pl;
 }
@@ -111,8 +111,8 @@ Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
                           pl.units);
                 cr_expect_eq(pl.grid, pl.units < SMS ? pl.units : SMS);
                 cr_expect_eq(rows, md == 1 ? 128 : pl.xtiles, "m = %d md %d", want[i].m, md);
-                cr_expect_eq(ws, mg_sab_count_bytes(kds[p], 8192, 8192, SMS), "m = %d: aligned x, no split: the "
-                             "counters only", want[i].m);
+                cr_expect_eq(ws, mg_sab_count_bytes(kds[p], 8192, 8192, SMS) + mg_sab_fin_bytes(8192, md), "m = %d: "
+                             "aligned x, no split: the counters and the finish area only", want[i].m);
                 /* the estimate it minimised: no two-consumer configuration is cheaper */
                 for (int c = 0; c < kds[p]->ncfg; c++)
                     if (kds[p]->cfg[c].consumers == 2)
@@ -138,7 +138,7 @@ Test(swapab_policy, x_tile_option, .init = describe_kernels) {
     cr_expect(pl.nx == 8 && pl.consumers == 1 && pl.xtiles == 75 && pl.tiles == 128 && rows == 75);
     mg_sab_plan bad;
     char why[160] = "";
-    const mg_sab_opts x192 = {0, 192, 0}, x40 = {0, 40, 0};
+    const mg_sab_opts x192 = {0, 192, 0, 0}, x40 = {0, 40, 0, 0};
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x192, &bad, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "x_tile = 192 is wider than M = 100 needs (n128)") != NULL, "why: %s", why);
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x40, &bad, &rows, &ws, why, sizeof why), -1);
@@ -198,7 +198,7 @@ Test(swapab_policy, splits_fill_the_sms, .init = describe_kernels) {
     pl = plan_of(&K8_BF16, 1, 1000, 0, 1, 1, SMS, 0, &rows, &ws);
     cr_expect_eq(pl.splits, 1);
     cr_expect_eq(pl.nk, 0);
-    cr_expect_eq(ws, 0u, "K = 0: no workspace");
+    cr_expect_eq(ws, mg_sab_fin_bytes(1000, 1), "K = 0: the finish area only");
 }
 
 /* The split cap and the cost it is chosen by. */
@@ -252,10 +252,10 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     size_t ws;
     mg_sab_plan pl;
     char why[200] = "";
-    const mg_sab_opts c1 = {0, 0, 1}, c2 = {0, 0, 2};
+    const mg_sab_opts c1 = {0, 0, 1, 0}, c2 = {0, 0, 2, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128);
-    const mg_sab_opts c2x = {0, 192, 2};   /* x_tile 192: the 128-row n192 */
+    const mg_sab_opts c2x = {0, 192, 2, 0};   /* x_tile 192: the 128-row n192 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2x, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.nx == 192 && pl.wrows == 128 && pl.xtiles == 4 && pl.units == 256 &&
               pl.grid == 132 && rows == 4);
@@ -274,7 +274,7 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     cr_expect(pl.cluster == 1 && pl.nx == 8 && pl.units == 128, "a one-consumer tile: clusters of 1");
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, 1, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 1 && pl.grid == 1, "one SM: clusters of 1");
-    const mg_sab_opts c3 = {0, 0, 3};
+    const mg_sab_opts c3 = {0, 0, 3, 0};
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c3, &pl, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "cluster = 3 (1 or 2)") != NULL, "why: %s", why);
     /* the configurations' own column: a one-consumer row's plan always has cluster 1 */
@@ -302,7 +302,7 @@ Test(swapab_policy, x_padding, .init = describe_kernels) {
 }
 
 /* Every plan for every m <= M, every option and both x alignments lies within the bounds the library allocates once
- * for M, and its workspace regions are in order and never overlap: [counters at 0][padded x][slots]. */
+ * for M, and its workspace regions are in order and never overlap: [counters at 0][finish area][padded x][slots]. */
 Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
     const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
     const long long Ms[] = {1, 8, 64, 100, 256, 600, 1024};
@@ -328,9 +328,10 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const int xt = xi < 0 ? 0 : kds[ki]->cfg[xi].nx;
                                     mg_sab_plan pl;
                                     char why[160];
-                                    const mg_sab_opts so = {sp, xt, 0};
+                                    const mg_sab_opts so = {sp, xt, 0, (int)(sp % 3)};   /* fuse auto/off/force */
                                     if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, &so, &pl, &rows, &ws, why,
                                                          sizeof why) != 0) {
+                                        if (so.fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, md)) continue;
                                         /* only an x tile wider than the rule's, at m <= 256, is refused */
                                         cr_assert(xt > 0 && m <= 256 && xt > kds[ki]->cfg[mg_sab_pick_cfg(kds[ki], m, n,
                                                   G, 0)].nx, "m=%lld x_tile %d: %s", m, xt, why);
@@ -356,7 +357,12 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     if (xt > 0) cr_assert_eq(c->nx, xt);
                                     /* the regions, in order and apart */
                                     cr_assert_eq(pl.off_count, 0u);
-                                    cr_assert_eq(pl.off_x, cbytes, "the counters' size does not depend on m");
+                                    const size_t fbytes = mg_sab_fin_bytes(n, md);
+                                    cr_assert_eq(pl.off_fin, cbytes, "the counters' size does not depend on m");
+                                    cr_assert_eq(pl.off_x, cbytes + fbytes, "nor the finish area's");
+                                    cr_assert_eq(pl.fused, so.fuse != MG_SWITCH_OFF && mg_sab_fusable(n, md));
+                                    if (pl.fused)   /* the done counter and a word per output */
+                                        cr_assert_geq(fbytes, 256 + (size_t)(md == 1 ? m : n) * sizeof(unsigned));
                                     cr_assert(pl.off_x <= pl.off_slots && pl.off_slots <= ws);
                                     if (pl.pad_x)
                                         cr_assert_geq(pl.off_slots, pl.off_x + (size_t)m * pl.x_ld * kds[ki]->elem);
@@ -369,7 +375,7 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                         cr_assert_geq(ws - pl.off_slots, (size_t)pl.tiles * c->consumers *
                                                       pl.splits * 64 * c->nx * sizeof(float));
                                     }
-                                    if (k == 0) cr_assert(ws == 0 && pl.splits == 1);
+                                    if (k == 0) cr_assert(ws == fbytes && pl.splits == 1);
                                 }
                     }
 }
@@ -382,7 +388,8 @@ Test(swapab_policy, bounds_at_m_256, .init = describe_kernels) {
     mg_sab_bounds(&K8_BF16, 256, 8192, 8192, 1, SMS, &rows, &ws);
     cr_expect_eq(rows, 128);
     const size_t slots = (size_t)64 * 2 * 4 * 64 * 256 * 4, x = (size_t)256 * 8192 * 2;
-    cr_expect_eq(ws, mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS) + x + slots, "%zu bytes", ws);
+    cr_expect_eq(ws, mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS) + mg_sab_fin_bytes(8192, 1) + x + slots, "%zu bytes",
+                 ws);
     cr_expect_leq(ws, (size_t)40 << 20);
 }
 
@@ -408,4 +415,41 @@ Test(swapab_policy, every_m_fits_the_m_256_bounds, .init = describe_kernels) {
                                       rows, brows, ws, bws);
                         }
             }
+}
+
+/* THE FUSED FINISH: the last CTA writes the output for max_dim 1 (any N) and max_dim 0 up to N = MG_SAB_FUSE_MAX_N
+ * (auto); fuse=off never; fuse=force refuses a problem it cannot finish, naming why. The finish area sits after the
+ * counters at a place and of a size that do not depend on m: 256 bytes of done counter, then MG_SAB_MAX_M (max_dim 1)
+ * or N (max_dim 0) words; none where nothing could fuse. */
+Test(swapab_policy, fused_finish, .init = describe_kernels) {
+    int rows;
+    size_t ws;
+    mg_sab_plan pl;
+    char why[160] = "";
+    const mg_sab_opts autof = {0, 0, 0, MG_SWITCH_AUTO}, off = {0, 0, 0, MG_SWITCH_OFF},
+                      force = {0, 0, 0, MG_SWITCH_FORCE};
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect(pl.fused == 1 && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
+    cr_expect_eq(mg_sab_fin_bytes(8192, 1), 256u + MG_SAB_MAX_M * 4u);
+    cr_expect_eq(mg_sab_fin_bytes(8192, 0), 256u + 8192u * 4u);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect_eq(pl.fused, 1, "no options: auto");
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect_eq(pl.fused, 0, "fuse=off");
+    cr_expect_eq(pl.off_x, pl.off_fin + mg_sab_fin_bytes(8192, 0), "off keeps the area where it is");
+    /* max_dim 0 past the staging bound: the shared finalize (auto), refused (force); max_dim 1 fuses at any N */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &autof, &pl, &rows, &ws, why,
+                                  sizeof why), 0);
+    cr_expect(pl.fused == 0 && mg_sab_fin_bytes(MG_SAB_FUSE_MAX_N + 1, 0) == 0 && pl.off_x == pl.off_fin);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
+                                  sizeof why), -1);
+    cr_expect(strstr(why, "fuse=force") != NULL && strstr(why, "16385") != NULL, "%s", why);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
+                                  sizeof why), 0);
+    cr_expect_eq(pl.fused, 1);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 1024, 100000, 64, 1, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect_eq(pl.fused, 1);
+    /* K = 0 (y = b): the area is the whole workspace */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 5, 7, 0, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect(pl.fused == 1 && pl.off_fin == 0 && ws == mg_sab_fin_bytes(7, 0));
 }

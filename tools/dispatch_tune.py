@@ -35,7 +35,7 @@ SWEEP_M = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 300, 384, 512, 600, 768, 1
 # plan equals an earlier one's, so a kernel that ignores an option is timed once.
 DEFAULT_VARIANTS = "tiles=auto,main,mid,small,n192 streamk=auto,off,force splits=auto,1,2,4,8,16"
 # The option keys in the order src/optkeys.c lists them (a key not listed here sorts after them, by name).
-KEY_ORDER = ["tiles", "streamk", "mixed_panels", "rem_split", "splits", "x_tile", "cluster"]
+KEY_ORDER = ["tiles", "streamk", "mixed_panels", "rem_split", "splits", "x_tile", "cluster", "fuse"]
 # The option columns of CSVs older than the `options` column.
 OPTION_COLUMNS = ["tiles", "streamk", "mixed_panels", "rem_split"]
 PRECISIONS = ["fp32", "tf32", "bf16"]

@@ -31,7 +31,7 @@ TILES = {"auto": 0, "main": 1, "mid": 2, "small": 3, "n192": 4}
 SWITCH = {"auto": 0, "off": 1, "force": 2}
 SHORTCUT_MODES = {"graph": 0, "poll": 1, "sync": 2, "tail": 3}
 OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortcut_mode", "verbose", "splits",
-                 "x_tile", "cluster")
+                 "x_tile", "cluster", "fuse")
 SPLITS_MAX = 16  # MG_SPLITS_MAX
 X_TILE_MAX = 256  # MG_X_TILE_MAX
 # Kernel 8's integer options: name -> (accepts(value), what the message says it must be).
@@ -59,7 +59,7 @@ class PlanDesc(ctypes.Structure):
 
 class Options(ctypes.Structure):
     """struct mg_options: {mg_tiles tiles; mg_switch streamk, mixed_panels, rem_split; int pdl, shortcut_mode,
-    verbose, splits, x_tile, cluster}: ten ints, 40 bytes."""
+    verbose, splits, x_tile, cluster; mg_switch fuse}: eleven ints, 44 bytes."""
     _fields_ = [(name, ctypes.c_int) for name in OPTION_FIELDS]
 
 
@@ -147,8 +147,8 @@ def _declare(lib, path):
                       f"m={d.m} n={d.n} k={d.k} max_dim={d.max_dim} precision={d.precision} kernel={d.kernel} "
                       f"shortcut={d.shortcut})")
     o = lib.mg_options_default()
-    if ctypes.sizeof(Options) != 40 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
-            or o.x_tile != 0 or o.cluster != 0 \
+    if ctypes.sizeof(Options) != 44 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
+            or o.x_tile != 0 or o.cluster != 0 or o.fuse != 0 \
             or o.shortcut_mode not in SHORTCUT_MODES.values():
         raise OSError(f"{path}: mg_options layout does not match maxgemm_torch's Options (defaults read as "
                       f"{options_dict(o)})")
@@ -214,7 +214,7 @@ def parse_kernel(kernel):
 def _option_value(name, value):
     if name == "tiles":
         table = TILES
-    elif name in ("streamk", "mixed_panels", "rem_split"):
+    elif name in ("streamk", "mixed_panels", "rem_split", "fuse"):
         table = SWITCH
     elif name == "shortcut_mode":
         table = SHORTCUT_MODES
@@ -269,4 +269,4 @@ def options_dict(o):
     return {"tiles": name_of(TILES, o.tiles), "streamk": name_of(SWITCH, o.streamk),
             "mixed_panels": name_of(SWITCH, o.mixed_panels), "rem_split": name_of(SWITCH, o.rem_split),
             "pdl": bool(o.pdl), "shortcut_mode": name_of(SHORTCUT_MODES, o.shortcut_mode), "verbose": bool(o.verbose),
-            "splits": o.splits, "x_tile": o.x_tile, "cluster": o.cluster}
+            "splits": o.splits, "x_tile": o.x_tile, "cluster": o.cluster, "fuse": name_of(SWITCH, o.fuse)}
