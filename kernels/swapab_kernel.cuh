@@ -53,17 +53,21 @@
  * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after this one). Beside
  *   the partial rows, each epilogue folds its result into the workspace's finish area with an order-free atomic, so
  *   the bits never depend on who came first:
- *   max_dim 1  fin[i] |= 1 if the slab's row max is NaN or +inf, 2 if it is above -inf (atomicOr): row i's output is
- *              gelu(m - m) = NaN iff bit 1, or not bit 2 (every y of the row -inf), else +0 (SEMANTICS.md);
+ *   max_dim 1  a slab whose row max is NaN or +inf sets bit 31 of fin[i] (atomicOr); one whose row max is -inf adds 1
+ *              (atomicAdd); a finite max, the common case, does nothing (no atomic traffic: 128 slabs x M atomics on M
+ *              words would serialise). Row i's output is gelu(m - m) = NaN iff bit 31 is set or every slab's max was
+ *              -inf (the count = cdiv(N, 64)), else +0 (SEMANTICS.md);
  *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
  *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
  *   Every CTA then counts itself done (fence; atom.acq_rel.gpu on the done counter); the last one zeroes the counter
- *   and writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the bits; max_dim 0 the
+ *   and writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the words; max_dim 0 the
  *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
  *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
  *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
  *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
- *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. */
+ *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. The policy
+ *   fuses max_dim 1 by default and max_dim 0 only when asked (fuse=force): one SM's N GELUs cost more than the
+ *   finalize kernels they replace (run 72: +5 to +14 us at N = 8192; notes/18_small_m.md "Session 12"). */
 #ifndef MG_SWAPAB_KERNEL_CUH
 #define MG_SWAPAB_KERNEL_CUH
 
@@ -288,9 +292,10 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
 
 /* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
 
-/* max_dim 1: the bits of one slab's row max (1: NaN or +inf; 2: above -inf; 0: -inf, nothing to record). */
-__device__ __forceinline__ unsigned row_bits(float m) {
-    return (m != m || m == INFINITY) ? 1u : (m > -INFINITY ? 2u : 0u);
+/* max_dim 1: what one slab's row max m records in its row's word (nothing for a finite m). */
+__device__ __forceinline__ void row_record(unsigned *w, float m) {
+    if (m != m || m == INFINITY) atomicOr(w, 0x80000000u);
+    else if (m == -INFINITY) atomicAdd(w, 1u);
 }
 /* max_dim 0: an order-preserving key of a float for atomicMax (NaN above +inf; -inf's key 0x007fffff > 0 = none). */
 __device__ __forceinline__ unsigned col_key(float v) {
@@ -330,11 +335,13 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
     using E = typename C::T;
     E *out = static_cast<E *>(p.out);
     if (p.max_dim == 1) {
+        const unsigned slabs = (unsigned)((p.n + MG_SAB_SLAB - 1) / MG_SAB_SLAB);
         for (int i = t; i < p.m; i += T) {
-            const unsigned f = __ldcg(p.fin + i);
+            const unsigned w = __ldcg(p.fin + i);
             p.fin[i] = 0u;
             /* gelu(m - m): m - m is +0 for finite m, NaN for NaN or +-inf (the shared finalize's value bit for bit) */
-            store_out(out, i, gelu32((f & 1u) || !(f & 2u) ? __uint_as_float(0x7fffffffu) : 0.f));
+            const bool bad = (w & 0x80000000u) || (w & 0x7fffffffu) == slabs;
+            store_out(out, i, gelu32(bad ? __uint_as_float(0x7fffffffu) : 0.f));
         }
         return;
     }
@@ -356,11 +363,24 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
         }
     }
     const double mu = consumers_sum<T>(s, t, sh) / (double)p.n;
-    for (int j = t; j < p.n; j += T) {   /* the thread's own staged columns: no barrier needed */
-        const double d = (double)stage[j] - mu;
-        const float df = (float)d;
-        if (fabsf(df) < 1e30f) store_out(out, j, gelu32(df));
-        else store_out(out, j, gelu64(d));   /* c - mu beyond fp32 (or NaN): the fp64 form, as the finalize */
+    /* the thread's own staged columns (no barrier needed), B at a time: independent GELUs the scheduler overlaps */
+    for (int j0 = t; j0 < p.n; j0 += B * T) {
+        float v[B];
+        bool wide = false;
+#pragma unroll
+        for (int q = 0; q < B; q++) {
+            const int j = j0 + q * T;
+            v[q] = j < p.n ? (float)((double)stage[j] - mu) : 0.f;
+            wide |= !(fabsf(v[q]) < 1e30f);
+        }
+        if (!wide) {
+#pragma unroll
+            for (int q = 0; q < B; q++)
+                if (j0 + q * T < p.n) store_out(out, j0 + q * T, gelu32(v[q]));
+        } else {   /* c - mu beyond fp32 (or NaN) somewhere: the fp64 form, as the finalize */
+            for (int q = 0; q < B; q++)
+                if (j0 + q * T < p.n) store_out(out, j0 + q * T, gelu64((double)stage[j0 + q * T] - mu));
+        }
     }
 }
 
@@ -505,10 +525,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
         for (int i = tid; i < C::NX && i < mt; i += 128) {
             const float m = nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
             p.partial[(size_t)slab * M + x0 + i] = m;
-            if (p.fused) {
-                const unsigned bits = row_bits(m);
-                if (bits) atomicOr(p.fin + x0 + i, bits);
-            }
+            if (p.fused) row_record(p.fin + x0 + i, m);
         }
         named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
     } else {

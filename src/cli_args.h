@@ -149,8 +149,8 @@ enum {
     "                                            configurations); 0 = its policy (default)\n"                           \
     "      --cluster C                           kernel 8's CTAs per cluster sharing each x box by multicast, 1 or 2\n"\
     "                                            (2: x tiles n96 .. n256); 0 = its tile configuration's (default)\n"     \
-    "      --fuse auto|off|force                 kernel 8: its last CTA writes the output (mean, GELU) where it can\n" \
-    "                                            (auto), never (off: the shared finalize kernels), or else refuse\n"   \
+    "      --fuse auto|off|force                 kernel 8: its last CTA writes the output, no finalize kernel: for\n" \
+    "                                            max_dim 1 (auto), never (off), also max_dim 0 up to N = 16384 (force)\n" \
     "  -v, --verbose                             the library prints every launch plan to stderr when it makes it\n"
 /* Applies one of them: code from MG_CLI_OPTION_LONGOPTS, flag the option as typed (for messages, e.g. "--tiles"),
  * val its value (NULL for the switches). Returns 0, or -1 with a message naming the flag (opt unchanged). */

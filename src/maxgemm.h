@@ -93,9 +93,9 @@ typedef struct mg_options {
     int cluster;            /* kernel 8: CTAs per cluster sharing each x box by TMA multicast, 1 or 2 (a request, like
                              * splits: two-consumer x tiles only, else 1); 0 (default): its configuration's
                              * (tile_configs/wgmma_swapab.cfg) */
-    mg_switch fuse;         /* kernel 8: its last CTA finishes the forward (the mean and GELU; no finalize launch
-                             * after it) where it can: max_dim 1, or N <= 16384 (AUTO, the default); never (OFF: the
-                             * shared finalize); FORCE: as AUTO, but a problem it cannot finish is refused */
+    mg_switch fuse;         /* kernel 8: its last CTA finishes the forward (no finalize launch after it): for max_dim 1
+                             * (AUTO, the default); never (OFF: the shared finalize kernels); for max_dim 0 too, up
+                             * to N = 16384, refusing wider N (FORCE) */
 } mg_options;
 #define MG_X_TILE_MAX 256
 #define MG_SPLITS_MAX 16

@@ -33,9 +33,10 @@
  * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers and x tiles); max_dim 0 writes one row
  * per x tile, partial[xt * N + j].
  * THE FUSED FINISH (mg_sab_fusable). The kernel's last CTA writes the forward's output itself (the mean and GELU:
- * kernels/swapab_kernel.cuh "THE FUSED FINISH"), so no finalize kernel follows it: always for max_dim 1 (M <= 1024
- * flag words), for max_dim 0 while N <= MG_SAB_FUSE_MAX_N (the last CTA stages the N column maxima in its ring and
- * evaluates N GELUs on one SM: 8192 take ~1 us). mg_options.fuse = OFF asks for the shared finalize instead.
+ * kernels/swapab_kernel.cuh "THE FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1
+ * (M words; measured 0.7-5 us faster, run 72); max_dim 0 is left to the shared finalize, whose kernels spread N GELUs
+ * over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: max_dim 0 too, while N <=
+ * MG_SAB_FUSE_MAX_N (the last CTA stages the N column maxima in its ring), else refused. OFF: never.
  * THE WORKSPACE, in one place (mg_sab_make_plan): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
  * launches] [the finish area: the done counter and MG_SAB_MAX_M (max_dim 1) or N (max_dim 0) words, at an offset and
@@ -244,7 +245,8 @@ static inline size_t mg_sab_count_bytes(const mg_sab_kernel *kd, long long n, lo
     }
     return any ? mg_sab_align256((size_t)(mg_sab_cdiv(n, MG_SAB_SLAB) + 1) * sizeof(int)) : 0;
 }
-/* 1 if the last CTA can finish a problem of this N and max_dim (THE FUSED FINISH; any M <= MG_SAB_MAX_M). */
+/* 1 if the last CTA can finish a problem of this N and max_dim (THE FUSED FINISH; any M <= MG_SAB_MAX_M): whether
+ * the policy does is mg_sab_make_plan's (fuse). */
 static inline int mg_sab_fusable(long long n, int max_dim) { return max_dim == 1 || n <= MG_SAB_FUSE_MAX_N; }
 /* The finish area: the done counter (256 bytes) and one word per output (MG_SAB_MAX_M for max_dim 1, so that its size
  * does not depend on m); 0 where the problem is not fusable. */
@@ -295,7 +297,7 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
 }
 
 /* The launch options the plan takes (mg_options' fields for kernel 8; 0 = the policy's; fuse is an mg_switch: AUTO
- * fuses where the problem is fusable, OFF never, FORCE refuses a problem that is not). */
+ * fuses max_dim 1, OFF nothing, FORCE both max_dims and refuses a problem that is not fusable). */
 typedef struct mg_sab_opts {
     int splits, x_tile, cluster, fuse;
 } mg_sab_opts;
@@ -380,7 +382,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
                  kd->name, n, MG_SAB_FUSE_MAX_N);
         return -1;
     }
-    pl->fused = o->fuse != MG_SWITCH_OFF && mg_sab_fusable(n, max_dim);
+    pl->fused = o->fuse == MG_SWITCH_FORCE || (o->fuse == MG_SWITCH_AUTO && max_dim == 1);
     /* the workspace layout */
     size_t off = k > 0 ? mg_sab_count_bytes(kd, n, k, G) : 0;
     pl->off_count = 0;

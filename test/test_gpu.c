@@ -1071,23 +1071,29 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
-/* Kernel 8's finish: fused (its last CTA writes the output; the default, and every other kernel 8 test meets it, with
- * partial_maxima_cases comparing it to the shared finalize) and off (the shared finalize after it, as before the fused
- * finish): the same cases through the public API and the partial maxima; fuse=force on a problem the last CTA cannot
+/* Kernel 8's finish under each fuse option: auto (the default, which every other kernel 8 test meets: its last CTA
+ * writes max_dim 1's output, partial_maxima_cases comparing it with the shared finalize on the same partial rows), off
+ * (the shared finalize for both max_dims) and force (the last CTA writes max_dim 0's too: the column maxima by
+ * atomicMax keys, the fp64 mean, the GELUs): the same cases through the public API (odd shapes, K = 0, planted
+ * NaN/inf) and the partial maxima with the fused output checked; then fuse=force on a problem the last CTA cannot
  * finish (max_dim 0, N > MG_SAB_FUSE_MAX_N) is refused with a message naming the option, never run another way. */
-Test(gpu_kernels, swapab_fuse_off_and_force, .timeout = 900) {
+Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = kernel_or_skip(8);
     cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
-    const shape3 api[] = {{1, 1000, 4100}, {64, 8192, 1024}, {127, 257, 129}, {300, 1000, 264}, {5, 7, 0}};
-    const shape3 pm[] = {{1, 1000, 2048}, {256, 2048, 1024}, {600, 8192, 72}};
-    const shape3 planted[] = {{127, 257, 1000}};
-    opt_reset();
-    g_opt.fuse = MG_SWITCH_OFF;
-    const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 140, planted, 1, 150, 3, pm,
-                                       (int)(sizeof pm / sizeof pm[0]));
-    cr_expect(ran > 0, "--fuse off: no case ran");
+    const shape3 api[] = {{1, 1000, 4100}, {64, 8192, 1024}, {127, 257, 129}, {300, 1000, 264}, {5, 7, 0},
+                          {600, 8192, 72}};
+    const shape3 pm[] = {{1, 1000, 2048}, {256, 2048, 1024}, {600, 8192, 72}, {3, 16384, 64}};
+    const shape3 planted[] = {{127, 257, 1000}, {600, 520, 264}};
+    const mg_switch modes[] = {MG_SWITCH_OFF, MG_SWITCH_FORCE};
+    for (int i = 0; i < 2; i++) {
+        opt_reset();
+        g_opt.fuse = modes[i];
+        const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 140, planted, 2, 150,
+                                           3 + i, pm, (int)(sizeof pm / sizeof pm[0]));
+        cr_expect(ran > 0, "--fuse %s: no case ran", i ? "force" : "off");
+    }
     mg_plan_desc d = mg_plan_desc_default();
     d.m = 4;
     d.n = MG_SAB_FUSE_MAX_N + 8;

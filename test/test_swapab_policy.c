@@ -360,7 +360,8 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const size_t fbytes = mg_sab_fin_bytes(n, md);
                                     cr_assert_eq(pl.off_fin, cbytes, "the counters' size does not depend on m");
                                     cr_assert_eq(pl.off_x, cbytes + fbytes, "nor the finish area's");
-                                    cr_assert_eq(pl.fused, so.fuse != MG_SWITCH_OFF && mg_sab_fusable(n, md));
+                                    cr_assert_eq(pl.fused, so.fuse == MG_SWITCH_FORCE || (so.fuse == MG_SWITCH_AUTO &&
+                                                                                           md == 1));
                                     if (pl.fused)   /* the done counter and a word per output */
                                         cr_assert_geq(fbytes, 256 + (size_t)(md == 1 ? m : n) * sizeof(unsigned));
                                     cr_assert(pl.off_x <= pl.off_slots && pl.off_slots <= ws);
@@ -417,8 +418,8 @@ Test(swapab_policy, every_m_fits_the_m_256_bounds, .init = describe_kernels) {
             }
 }
 
-/* THE FUSED FINISH: the last CTA writes the output for max_dim 1 (any N) and max_dim 0 up to N = MG_SAB_FUSE_MAX_N
- * (auto); fuse=off never; fuse=force refuses a problem it cannot finish, naming why. The finish area sits after the
+/* THE FUSED FINISH: the last CTA writes the output for max_dim 1 (any N; auto), for max_dim 0 only under fuse=force
+ * (up to N = MG_SAB_FUSE_MAX_N; wider N is refused, naming why); fuse=off never. The finish area sits after the
  * counters at a place and of a size that do not depend on m: 256 bytes of done counter, then MG_SAB_MAX_M (max_dim 1)
  * or N (max_dim 0) words; none where nothing could fuse. */
 Test(swapab_policy, fused_finish, .init = describe_kernels) {
@@ -434,13 +435,18 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     cr_expect_eq(mg_sab_fin_bytes(8192, 0), 256u + 8192u * 4u);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect_eq(pl.fused, 1, "no options: auto");
-    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 1, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect_eq(pl.fused, 0, "fuse=off");
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect_eq(pl.fused, 0, "max_dim 0: the shared finalize unless forced");
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect_eq(pl.fused, 1, "max_dim 0, fuse=force");
     cr_expect_eq(pl.off_x, pl.off_fin + mg_sab_fin_bytes(8192, 0), "off keeps the area where it is");
     /* max_dim 0 past the staging bound: the shared finalize (auto), refused (force); max_dim 1 fuses at any N */
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &autof, &pl, &rows, &ws, why,
                                   sizeof why), 0);
     cr_expect(pl.fused == 0 && mg_sab_fin_bytes(MG_SAB_FUSE_MAX_N + 1, 0) == 0 && pl.off_x == pl.off_fin);
+    cr_expect(mg_sab_fusable(MG_SAB_FUSE_MAX_N, 0) && mg_sab_fusable(1 << 20, 1));
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
                                   sizeof why), -1);
     cr_expect(strstr(why, "fuse=force") != NULL && strstr(why, "16385") != NULL, "%s", why);
@@ -450,6 +456,6 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 1024, 100000, 64, 1, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect_eq(pl.fused, 1);
     /* K = 0 (y = b): the area is the whole workspace */
-    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 5, 7, 0, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 5, 7, 0, 0, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect(pl.fused == 1 && pl.off_fin == 0 && ws == mg_sab_fin_bytes(7, 0));
 }
