@@ -107,6 +107,33 @@ class Pick(unittest.TestCase):
         # splits was never a column: the M 32 winner reads as the kernel's own policy, one bucket with M 16's
         self.assertEqual(rows_[2][2:6], ["9", "32", "wgmma_swapab", "auto"])
 
+    def test_a_precision_selector_per_file(self):
+        # CSV:PRECS keeps only those precisions' rows of that file: a file of bf16 rows and the same rows relabelled
+        # tf32, named twice with disjoint selectors, gives the table of the file named once; one selector, one
+        # precision's rows
+        with open(CSV) as f:
+            rows = list(csv.DictReader(f))
+        with tempfile.TemporaryDirectory() as d:
+            two = os.path.join(d, "two.csv")
+            with open(two, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                for r in rows:
+                    w.writerow(r)
+                    if r["precision"] == "bf16":
+                        w.writerow(dict(r, precision="tf32"))
+            rc, whole = run_pick([two, "--registry", REG])
+            self.assertEqual(rc, 0)
+            self.assertEqual({r[0] for r in table_rows(whole)}, {"bf16", "tf32"})
+            rc, split = run_pick([two + ":tf32", two + ":bf16,fp32", "--registry", REG])
+            self.assertEqual(rc, 0)
+            self.assertEqual(table_rows(split), table_rows(whole))
+            rc, one = run_pick([two + ":bf16", "--registry", REG])
+            self.assertEqual(rc, 0)
+            self.assertEqual({r[0] for r in table_rows(one)}, {"bf16"})
+        self.assertEqual(dt.csv_source("a:b.csv"), ("a:b.csv", None), "a ':' not followed by precisions is a path")
+        self.assertEqual(dt.csv_source("x.csv:fp32,bf16"), ("x.csv", {"fp32", "bf16"}))
+
     def test_two_gpus_need_a_choice(self):
         with open(CSV) as f:
             text = f.read()

@@ -9,8 +9,11 @@
       rule for GPUs without a table, not a say in the tune). --prune X (default 2): a row whose first timed forward
       is more than X times slower than kernel 0's is recorded as skipped without its samples.
 
-  dispatch_tune.py pick CSV [CSV ...] [--registry REG.csv] [--n N --k K] [--gpu NAME] (-o TABLE | --out-dir DIR)
-      reads maxgemm_bench CSVs (columns by NAME, never printed text) and writes the dispatch table: per (precision,
+  dispatch_tune.py pick CSV[:PRECS] [CSV[:PRECS] ...] [--registry REG.csv] [--n N --k K] [--gpu NAME]
+                        (-o TABLE | --out-dir DIR)
+      reads maxgemm_bench CSVs (columns by NAME, never printed text; CSV:fp32 or CSV:tf32,bf16 takes only those
+      precisions' rows from that file, e.g. a fresh tf32/bf16 tune beside older fp32 runs, so that rows measured
+      with an older build do not average into the fresh ones) and writes the dispatch table: per (precision,
       max_dim, M) at N x K, the candidate (kernel, options) with the highest x_kernel0 (its paired ratio to kernel 0;
       a candidate measured more than once: the geometric mean), then adjacent M with the same winner merged into
       buckets m_lo..m_hi (each measured M covers the batch sizes above the previous measured M; the last bucket ends
@@ -276,10 +279,19 @@ def table_text(gpu, used, winners, n, k, sources, command):
     return "\n".join(lines) + "\n"
 
 
+def csv_source(arg):
+    """'FILE' or 'FILE:PREC[,PREC...]' -> (FILE, set of precisions or None for all)."""
+    path, sep, tail = arg.rpartition(":")
+    if sep and tail and all(x in PRECISIONS for x in tail.split(",")):
+        return path, set(tail.split(","))
+    return arg, None
+
+
 def cmd_pick(a):
     rows = []
     for p in a.csv:
-        rows += read_csv(p)
+        path, precs = csv_source(p)
+        rows += [r for r in read_csv(path) if precs is None or r.get("precision") in precs]
     reg = registry(a.registry) if a.registry else None
     if reg is None:
         print("dispatch_tune: no --registry: every kernel but 0 is a candidate (baselines included)", file=sys.stderr)
