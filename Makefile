@@ -172,8 +172,9 @@ bench: $(BUILD)/maxgemm_bench
 # `make tune-dispatch` (GPU host): the sweep of every candidate kernel x option variant per (precision, max_dim, M),
 # paired with kernel 0, into $(TUNE_DIR)/tune.csv (tools/tune_dispatch.sh; TUNE_ARGS: more options for
 # tools/dispatch_tune.py matrix, e.g. TUNE_ARGS='--m 1,2,4 --precisions bf16'). `make dispatch-pick` (any machine):
-# the winners of $(TUNE_CSV) (one CSV or several, e.g. one per precision) at N = TUNE_N, K = TUNE_K into
-# $(DISPATCH_DIR)/<gpu>.tsv, the file to commit.
+# the winners of $(TUNE_CSV) (one CSV or several, e.g. one per precision; FILE:PRECS takes only those precisions'
+# rows of FILE, e.g. 'tune.csv:tf32,bf16 old.csv:fp32') at N = TUNE_N, K = TUNE_K into $(DISPATCH_DIR)/<gpu>.tsv,
+# the file to commit.
 TUNE_DIR   ?= $(BUILD)/tune_dispatch
 TUNE_CSV   ?= $(TUNE_DIR)/tune.csv
 TUNE_N     ?= 8192
@@ -183,7 +184,7 @@ TUNE_ARGS  ?=
 tune-dispatch: $(BUILD)/maxgemm $(BUILD)/maxgemm_bench
 	tools/tune_dispatch.sh $(BUILD) $(TUNE_DIR) --n $(TUNE_N) --k $(TUNE_K) $(TUNE_ARGS)
 dispatch-pick: $(BUILD)/maxgemm
-	@for f in $(TUNE_CSV); do test -f $$f || { echo "dispatch-pick: $$f not found: run 'make tune-dispatch' on the GPU host (or TUNE_CSV='FILE ...')"; exit 1; }; done
+	@for f in $(TUNE_CSV); do p=$$(echo "$$f" | sed -E 's/:(fp32|tf32|bf16)(,(fp32|tf32|bf16))*$$//'); test -f "$$p" || { echo "dispatch-pick: $$p not found: run 'make tune-dispatch' on the GPU host (or TUNE_CSV='FILE[:PRECS] ...')"; exit 1; }; done
 	mkdir -p $(TUNE_DIR) $(DISPATCH_DIR)
 	$(BUILD)/maxgemm list --csv $(TUNE_DIR)/registry.csv
 	python3 tools/dispatch_tune.py pick $(TUNE_CSV) --registry $(TUNE_DIR)/registry.csv --n $(TUNE_N) --k $(TUNE_K) \
