@@ -595,11 +595,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_tma_prefetch_desc(&p.x);
             produce<C>(p, smem, full, empty);
         }
-        /* the fused finish's two CTA-wide barriers (below): the producers take part, and leave after them */
-        if (p.fused) {
-            __syncthreads();
-            __syncthreads();
-        }
         /* cluster 2: no CTA leaves while its peer may still multicast into it or arrive on its barriers */
         if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();
         return; /* every issued load is consumed by the consumers, which keep the CTA alive */
@@ -638,19 +633,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         }
     }
     if (p.fused) {
-        /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done.
-         * The flag goes through CTA-wide barriers (the producers call the same two): compute-sanitizer's racecheck
-         * reported the flag's store and loads as a hazard across a named barrier of the two consumer warpgroups
-         * (bar.sync 3, 256; run 75), which this form leaves no room for. */
+        /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done */
+        constexpr int T = 128 * C::CONSUMERS;
         const int t = (int)threadIdx.x - 128;
         __threadfence();
-        __syncthreads();
+        named_bar_sync(3, T);
         if (t == 0) {
             const int last = atom_add_acq_rel_gpu(p.done, 1) == (int)gridDim.x - 1;
             if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
             flags[2] = last;
         }
-        __syncthreads();             /* the flag; the acquire above orders the last CTA's reads of fin below */
+        named_bar_sync(3, T);        /* the flag; the acquire above orders the last CTA's reads of fin below */
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
             finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));
     }
