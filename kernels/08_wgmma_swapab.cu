@@ -27,7 +27,10 @@
  * CTA's next unit loads under its split handoff and epilogue; (5) clusters of 2 (an option, mg_options.cluster, or a
  * .cfg column) share each x box by TMA multicast: measured 2-3% faster at n192, 5-7% slower at n152 (runs 63, 68);
  * (6) the w256 rows: 256 W rows per tile, two 64-row slabs per consumer (two accumulator arrays, two m64 wgmmas per
- * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two).
+ * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
+ * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
+ * epilogues, a done counter), so no finalize kernel follows (mg_options.fuse; max_dim 0 only with fuse=force: one
+ * SM's N GELUs cost more than the finalize kernels, run 72).
  *
  * Shapes: any N >= 1, K >= 0, 1 <= M <= 1024 (supports() refuses larger M, where kernel 4's 128 x 256 tiles win, and
  * fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
@@ -39,11 +42,12 @@
  * by whichever split arrives last (no float atomics); S > 1 differs from S = 1 only by the order of fp32 sums.
  *
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
- *         [--cluster 2] [--verbose]
+ *         [--cluster 2] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 70, x cuBLAS same process): bf16 M = 1-64 0.040-0.042 ms (1.02-1.09x; 77% of DRAM peak in the
- * kernel, ncu), M = 300 0.073 ms (0.99 / 1.02x md1 / md0; kernel 4 0.80x), M = 600 (256-row W tiles) 0.121-0.125 ms
- * (1.01 / 1.05x; kernel 4 0.76x); tf32 M = 2-64 1.25-1.37x, M = 300 1.23x, 600 1.28-1.29x (notes/18_small_m.md).
+ * measured (H200, run 74, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.040-0.041 ms md1
+ * (1.06-1.10x; the GEMM at ~80% of DRAM peak), M = 300 0.076-0.077 ms (1.00-1.01x), M = 600 (256-row W tiles)
+ * 0.129-0.130 ms (1.03-1.06x); tf32 M = 8-64 1.06-1.22x, M = 600 1.28-1.29x (notes/18_small_m.md "Session 12").
+ * The fused finish: +1-3% at bf16 md1 M = 96-300 against fuse=off (runs 73, 76).
  */
 #include <cuda_runtime.h>
 
