@@ -14,6 +14,7 @@
 #   LEAK_CHECK       1: memcheck also runs --leak-check full (device allocations alive at exit are errors) (default 1)
 #   SANITIZER        the compute-sanitizer binary        (default: PATH, then $CUDA_HOME/bin, /usr/local/cuda/bin)
 #   SANITIZER_FLAGS  extra flags for every run
+#   SHAPES           "M N K;M N K..." instead of the two odd shapes (default "127 257 129;200 300 264")
 # Prints one line per run and a final count. Exit: 0 every run clean, 1 any error, 77 skipped (no CUDA device or
 # no compute-sanitizer), 2 bad usage.
 set -u
@@ -57,7 +58,9 @@ case $SM in '' | 0 | NaN | *[!0-9]*)
 esac
 ROWS=$(printf '%s\n' "$LIST" | awk -F, -f "$SEL" -v cols=id,precisions,min_sm,built)
 SPECS=()     # one run each: "tool|label|maxgemm run arguments"
-SHAPES=("127 257 129" "200 300 264")
+# SHAPES (environment): "M N K;M N K;..." in place of the two odd shapes, e.g. SHAPES='127 256 129;200 384 264'
+# (N a multiple of 128: no consumer of kernel 8 skips its slab; notes/18_small_m.md "Session 12")
+if [ -n "${SHAPES:-}" ]; then IFS=';' read -r -a SHAPES <<<"$SHAPES"; else SHAPES=("127 257 129" "200 300 264"); fi
 for tool in $TOOLS; do
   while read -r kid precs minsm built; do
     [ -z "$kid" ] && continue
