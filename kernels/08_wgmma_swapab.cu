@@ -262,7 +262,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         prm.fused = 1;
         prm.out = io->out;
         prm.done = reinterpret_cast<int *>(ws + pl.off_fin);
-        prm.fin = reinterpret_cast<unsigned *>(ws + pl.off_fin + 256);
+        prm.fin = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_FIN_HEAD);
     }
     if (pl.splits > 1) {
         prm.count = reinterpret_cast<int *>(ws + pl.off_count);

@@ -44,19 +44,6 @@ __device__ __forceinline__ void wait_primary() {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
 
-__device__ __forceinline__ float gelu_f32(float v) {
-    /* Exact erf GELU, as torch (approximate='none'). gelu(-inf) = -inf * 0 = NaN, as the formula gives. */
-    return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-}
-
-__device__ __forceinline__ double gelu_f64(double v) {
-    return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440));
-}
-
-__device__ __forceinline__ void store_out(float *out, int i, double v) { out[i] = (float)v; }
-__device__ __forceinline__ void store_out(__nv_bfloat16 *out, int i, double v) { out[i] = __double2bfloat16(v); }
-__device__ __forceinline__ void store_out_f(float *out, int i, float v) { out[i] = v; }
-__device__ __forceinline__ void store_out_f(__nv_bfloat16 *out, int i, float v) { out[i] = __float2bfloat16_rn(v); }
 
 /* The tile reduction is spread over the block: FIN_POS consecutive positions (one warp's width, so every load
  * of a warp is one coalesced 128-byte row segment) times FIN_TGROUPS tile groups; group g takes tiles g, g + 8, ...
@@ -166,7 +153,7 @@ __global__ void __launch_bounds__(FIN_THREADS) fin_rows_kernel(const float *__re
             return mg_nanmaxf(m, sum);
         };
         const float m = reduce_tiles_block<P>(partial, ntiles, len, i, i < len, fold_rem);
-        if (threadIdx.x < P && i < len) store_out_f(out, i, gelu_f32(m - m));
+        if (threadIdx.x < P && i < len) mg_store_out(out, i, mg_gelu_f32(m - m));
     }
 }
 
@@ -201,7 +188,7 @@ __global__ void __launch_bounds__(FIN_THREADS) fin_cols_apply_kernel(const float
     for (int b = threadIdx.x; b < nsums; b += FIN_THREADS) s += block_sums[b];
     const double mu = block_sum_fixed(s) / (double)len;
     for (int j = blockIdx.x * FIN_THREADS + threadIdx.x; j < len; j += gridDim.x * FIN_THREADS)
-        store_out(out, j, gelu_f64((double)cmax[j] - mu));
+        mg_store_out(out, j, mg_gelu_f64((double)cmax[j] - mu));
 }
 
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }

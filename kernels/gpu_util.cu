@@ -31,7 +31,6 @@ int grid_for(size_t count) {
 }
 
 __device__ __forceinline__ double nanmax_f64(double a, double b) { return (a != a || a > b) ? a : b; }
-__device__ __forceinline__ double gelu_f64(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
 
 /* ---- fill / poison ------------------------------------------------------------------------------------------ */
 
@@ -90,7 +89,7 @@ __global__ void ref_rows_kernel(const double *__restrict__ y, const double *__re
     double m = -INFINITY;
     for (int j = threadIdx.x; j < n; j += UT_THREADS) m = nanmax_f64(m, row[j] + b[j]);
     m = block_nanmax(m);
-    if (threadIdx.x == 0) ref[blockIdx.x] = gelu_f64(m - m);
+    if (threadIdx.x == 0) ref[blockIdx.x] = mg_gelu_f64(m - m);
 }
 
 /* max_dim 0 in fp64, step 1: c[j] = nanmax_i (y[i,j] + b[j]), one thread per column (coalesced across j). */
@@ -120,7 +119,7 @@ __global__ void ref_mean_apply_kernel(double *__restrict__ c, int n) {
         mu = t / (double)n;
     }
     __syncthreads();
-    for (int j = threadIdx.x; j < n; j += UT_THREADS) c[j] = gelu_f64(c[j] - mu);
+    for (int j = threadIdx.x; j < n; j += UT_THREADS) c[j] = mg_gelu_f64(c[j] - mu);
 }
 
 /* ---- bias + max over a materialised y (the cuBLAS baselines' epilogue) ------------------------------------------ */

@@ -307,13 +307,6 @@ __device__ __forceinline__ float col_unkey(unsigned k) {
     if (k == 0xffffffffu) return __uint_as_float(0x7fffffffu);
     return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
-/* The exact erf GELU (torch's approximate='none'), as kernels/finalize.cu's gelu_f32 / gelu_f64. */
-__device__ __forceinline__ float gelu32(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); }
-__device__ __forceinline__ double gelu64(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
-__device__ __forceinline__ void store_out(float *o, int i, float v) { o[i] = v; }
-__device__ __forceinline__ void store_out(__nv_bfloat16 *o, int i, float v) { o[i] = __float2bfloat16_rn(v); }
-__device__ __forceinline__ void store_out(float *o, int i, double v) { o[i] = (float)v; }
-__device__ __forceinline__ void store_out(__nv_bfloat16 *o, int i, double v) { o[i] = __double2bfloat16(v); }
 
 /* Sum of v over the T consumer threads (t = 0 .. T - 1, named barrier 3) in a fixed order: a xor-shuffle tree per
  * warp, then the warp sums in ascending order. The result is valid in every consumer thread. */
@@ -341,7 +334,7 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
             p.fin[i] = 0u;
             /* gelu(m - m): m - m is +0 for finite m, NaN for NaN or +-inf (the shared finalize's value bit for bit) */
             const bool bad = (w & 0x80000000u) || (w & 0x7fffffffu) == slabs;
-            store_out(out, i, gelu32(bad ? __uint_as_float(0x7fffffffu) : 0.f));
+            mg_store_out(out, i, mg_gelu_f32(bad ? __uint_as_float(0x7fffffffu) : 0.f));
         }
         return;
     }
@@ -376,10 +369,10 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
         if (!wide) {
 #pragma unroll
             for (int q = 0; q < B; q++)
-                if (j0 + q * T < p.n) store_out(out, j0 + q * T, gelu32(v[q]));
+                if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f32(v[q]));
         } else {   /* c - mu beyond fp32 (or NaN) somewhere: the fp64 form, as the finalize */
             for (int q = 0; q < B; q++)
-                if (j0 + q * T < p.n) store_out(out, j0 + q * T, gelu64((double)stage[j0 + q * T] - mu));
+                if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f64((double)stage[j0 + q * T] - mu));
         }
     }
 }

@@ -202,24 +202,16 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         return 0;
     }
     case MG_CLI_OPT_NO_STREAMK: opt->streamk = MG_SWITCH_OFF; return 0;
-    case MG_CLI_OPT_STREAMK: {
-        mg_switch s = MG_SWITCH_AUTO;
-        if (parse_switch(flag, val, &s, err, errlen)) return -1;
-        opt->streamk = s;
-        return 0;
-    }
-    case MG_CLI_OPT_MIXED_PANELS: {
-        mg_switch s = MG_SWITCH_AUTO;
-        if (parse_switch(flag, val, &s, err, errlen)) return -1;
-        opt->mixed_panels = s;
-        return 0;
-    }
-    case MG_CLI_OPT_REM_SPLIT: {
-        mg_switch s = MG_SWITCH_AUTO;
-        if (parse_switch(flag, val, &s, err, errlen)) return -1;
-        opt->rem_split = s;
-        return 0;
-    }
+    case MG_CLI_OPT_STREAMK:
+    case MG_CLI_OPT_MIXED_PANELS:
+    case MG_CLI_OPT_REM_SPLIT:
+    case MG_CLI_OPT_FUSE:   /* the mg_switch options: parse_switch writes the field only when the value parses */
+        return parse_switch(flag, val,
+                            code == MG_CLI_OPT_STREAMK        ? &opt->streamk
+                            : code == MG_CLI_OPT_MIXED_PANELS ? &opt->mixed_panels
+                            : code == MG_CLI_OPT_REM_SPLIT    ? &opt->rem_split
+                                                              : &opt->fuse,
+                            err, errlen);
     case MG_CLI_OPT_NO_PDL: opt->pdl = 0; return 0;
     case MG_CLI_OPT_SHORTCUT_MODE: {
         const int m = mg_shortcut_mode_parse(val);
@@ -247,12 +239,6 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         int64_t v = 0;
         if (int_opt(flag, val, 0, 2, "kernel 8's CTAs per cluster", &v, err, errlen)) return -1;
         opt->cluster = (int)v;
-        return 0;
-    }
-    case MG_CLI_OPT_FUSE: {
-        mg_switch s = MG_SWITCH_AUTO;
-        if (parse_switch(flag, val, &s, err, errlen)) return -1;
-        opt->fuse = s;
         return 0;
     }
     default: return fail(err, errlen, "internal error: %s is not a library option (code %d)", flag, code);

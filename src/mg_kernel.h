@@ -178,6 +178,15 @@ __device__ __forceinline__ float mg_nanmaxf(float a, float b) { return (a != a |
 /* An element of x, W or b as fp32 (fp32 and tf32 modes store float, bf16 mode __nv_bfloat16: exact either way). */
 __device__ __forceinline__ float mg_to_f32(float v) { return v; }
 __device__ __forceinline__ float mg_to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+/* The exact erf GELU, as torch (approximate='none'), in fp32 and fp64. gelu(-inf) = -inf * 0 = NaN, as the formula
+ * gives. The shared finalize, kernel 8's fused finish and the fp64 reference use these. */
+__device__ __forceinline__ float mg_gelu_f32(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)); }
+__device__ __forceinline__ double mg_gelu_f64(double v) { return 0.5 * v * (1.0 + erf(v * 0.70710678118654752440)); }
+/* out[i] = v in the output's type (float, or bf16 in the bf16 mode), rounded once. */
+__device__ __forceinline__ void mg_store_out(float *out, int i, float v) { out[i] = v; }
+__device__ __forceinline__ void mg_store_out(__nv_bfloat16 *out, int i, float v) { out[i] = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void mg_store_out(float *out, int i, double v) { out[i] = (float)v; }
+__device__ __forceinline__ void mg_store_out(__nv_bfloat16 *out, int i, double v) { out[i] = __double2bfloat16(v); }
 /* The configuration of a cudaLaunchKernelEx launch: grid, block and stream, and the programmatic stream serialization
  * attribute (written to *attr, which must outlive the launch) when pdl is nonzero; whether a launch may use PDL is
  * mg_pdl_usable's to say. The finalize, the int8 layer's fallback and kernel 11 launch through it. */

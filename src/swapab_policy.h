@@ -68,6 +68,7 @@
 #define MG_SAB_SPLIT_FIXED_KB 2 /* the split handoff's fixed cost in k-blocks (mg_sab_split_cost) */
 #define MG_SAB_SLAB 64          /* W rows per consumer warpgroup (one m64 wgmma) */
 #define MG_SAB_FUSE_MAX_N 16384 /* max_dim 0: the widest N whose finish the last CTA does (THE FUSED FINISH) */
+#define MG_SAB_FIN_HEAD 256     /* the finish area's done counter, padded: the words start this many bytes on */
 
 static inline long long mg_sab_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -219,7 +220,7 @@ typedef struct mg_sab_plan {
     int fused;                /* 1: the last CTA writes the output (THE FUSED FINISH); 0: the shared finalize does */
     long long x_ld;           /* row stride of the x TMA reads, in elements */
     size_t off_count, off_fin, off_x, off_slots; /* workspace offsets (off_count = 0); off_fin: the done counter,
-                                                  * then the finish words 256 bytes on */
+                                                  * then the finish words MG_SAB_FIN_HEAD bytes on */
 } mg_sab_plan;
 
 static inline size_t mg_sab_align256(size_t v) { return (v + 255) & ~(size_t)255; }
@@ -248,11 +249,11 @@ static inline size_t mg_sab_count_bytes(const mg_sab_kernel *kd, long long n, lo
 /* 1 if the last CTA can finish a problem of this N and max_dim (THE FUSED FINISH; any M <= MG_SAB_MAX_M): whether
  * the policy does is mg_sab_make_plan's (fuse). */
 static inline int mg_sab_fusable(long long n, int max_dim) { return max_dim == 1 || n <= MG_SAB_FUSE_MAX_N; }
-/* The finish area: the done counter (256 bytes) and one word per output (MG_SAB_MAX_M for max_dim 1, so that its size
+/* The finish area: the done counter (MG_SAB_FIN_HEAD bytes) and one word per output (MG_SAB_MAX_M for max_dim 1, so that its size
  * does not depend on m); 0 where the problem is not fusable. */
 static inline size_t mg_sab_fin_bytes(long long n, int max_dim) {
     if (!mg_sab_fusable(n, max_dim)) return 0;
-    return 256 + mg_sab_align256((size_t)(max_dim == 1 ? MG_SAB_MAX_M : n) * sizeof(unsigned));
+    return MG_SAB_FIN_HEAD + mg_sab_align256((size_t)(max_dim == 1 ? MG_SAB_MAX_M : n) * sizeof(unsigned));
 }
 /* The padded copy of x: m rows of ld elements. */
 static inline size_t mg_sab_x_bytes(long long m, long long ld, int elem) {
