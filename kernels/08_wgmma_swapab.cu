@@ -30,7 +30,9 @@
  * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
  * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
  * epilogues, a done counter), so no finalize kernel follows (mg_options.fuse; max_dim 0 only with fuse=force: one
- * SM's N GELUs cost more than the finalize kernels, run 72).
+ * SM's N GELUs cost more than the finalize kernels, run 72); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
+ * consumers), taken only with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
+ * 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 / 1.04x against n128 split 2's 0.96).
  *
  * Shapes: any N >= 1, K >= 0, 1 <= M <= 1024 (supports() refuses larger M, where kernel 4's 128 x 256 tiles win, and
  * fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
@@ -65,33 +67,35 @@ namespace {
 
 using mgsab::Cfg;
 
-/* One precision's eleven configurations, in mg_sab_kernel8's order (ascending NX). */
+/* One precision's twelve configurations, in mg_sab_kernel8's order (ascending NX, siblings after). */
 template <class E> struct Set;
 template <> struct Set<__nv_bfloat16> {
     using C0 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n8_bf16>;
     using C1 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n16_bf16>;
     using C2 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n32_bf16>;
     using C3 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n64_bf16>;
-    using C4 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n96_bf16>;
-    using C5 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n128_bf16>;
-    using C6 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n152_bf16>;
-    using C7 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
-    using C8 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
-    using C9 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n152_bf16>;
-    using C10 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n192_bf16>;
+    using C4 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w128_n64_bf16>;
+    using C5 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n96_bf16>;
+    using C6 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n128_bf16>;
+    using C7 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n152_bf16>;
+    using C8 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n192_bf16>;
+    using C9 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_n256_bf16>;
+    using C10 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n152_bf16>;
+    using C11 = Cfg<__nv_bfloat16, MG_TILE_wgmma_swapab_w256_n192_bf16>;
 };
 template <> struct Set<float> {
     using C0 = Cfg<float, MG_TILE_wgmma_swapab_n8_tf32>;
     using C1 = Cfg<float, MG_TILE_wgmma_swapab_n16_tf32>;
     using C2 = Cfg<float, MG_TILE_wgmma_swapab_n32_tf32>;
     using C3 = Cfg<float, MG_TILE_wgmma_swapab_n64_tf32>;
-    using C4 = Cfg<float, MG_TILE_wgmma_swapab_n96_tf32>;
-    using C5 = Cfg<float, MG_TILE_wgmma_swapab_n128_tf32>;
-    using C6 = Cfg<float, MG_TILE_wgmma_swapab_n152_tf32>;
-    using C7 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
-    using C8 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
-    using C9 = Cfg<float, MG_TILE_wgmma_swapab_w256_n152_tf32>;
-    using C10 = Cfg<float, MG_TILE_wgmma_swapab_w256_n192_tf32>;
+    using C4 = Cfg<float, MG_TILE_wgmma_swapab_w128_n64_tf32>;
+    using C5 = Cfg<float, MG_TILE_wgmma_swapab_n96_tf32>;
+    using C6 = Cfg<float, MG_TILE_wgmma_swapab_n128_tf32>;
+    using C7 = Cfg<float, MG_TILE_wgmma_swapab_n152_tf32>;
+    using C8 = Cfg<float, MG_TILE_wgmma_swapab_n192_tf32>;
+    using C9 = Cfg<float, MG_TILE_wgmma_swapab_n256_tf32>;
+    using C10 = Cfg<float, MG_TILE_wgmma_swapab_w256_n152_tf32>;
+    using C11 = Cfg<float, MG_TILE_wgmma_swapab_w256_n192_tf32>;
 };
 
 /* The plan's private part. */
@@ -258,6 +262,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.xtiles = pl.xtiles;
     prm.splits = pl.splits;
     prm.units = pl.units;
+    prm.slabs = pl.slabs;
     if (pl.fused) {
         prm.fused = 1;
         prm.out = io->out;
@@ -322,6 +327,7 @@ mg_status launch_set(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     case 8: return launch_cfg_cl<typename S::C8>(lp, io, h, stream);
     case 9: return launch_cfg_cl<typename S::C9>(lp, io, h, stream);
     case 10: return launch_cfg_cl<typename S::C10>(lp, io, h, stream);
+    case 11: return launch_cfg_cl<typename S::C11>(lp, io, h, stream);
     default: return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan names configuration %d", plan_of(lp).cfg);
     }
 }
@@ -335,9 +341,10 @@ mg_status sab_launch(const mg_launch_plan *lp, const mg_io *io, const void *stat
 }
 
 /* The policy's view (mg_sab_kernel8) and the instantiations must describe the same rows. */
-static_assert(MG_SAB_NCFG == 11 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
-                  Set<float>::C8::NX == MG_TILE_wgmma_swapab_n256_tf32_BM &&
-                  Set<float>::C9::WROWS == MG_TILE_wgmma_swapab_w256_n152_tf32_BN,
+static_assert(MG_SAB_NCFG == 12 && Set<__nv_bfloat16>::C0::NX == MG_TILE_wgmma_swapab_n8_bf16_BM &&
+                  Set<__nv_bfloat16>::C4::WROWS == MG_TILE_wgmma_swapab_w128_n64_bf16_BN &&
+                  Set<float>::C9::NX == MG_TILE_wgmma_swapab_n256_tf32_BM &&
+                  Set<float>::C10::WROWS == MG_TILE_wgmma_swapab_w256_n152_tf32_BN,
               "Set<> follows tile_configs/wgmma_swapab.cfg");
 
 }  // namespace

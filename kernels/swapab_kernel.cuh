@@ -201,6 +201,7 @@ struct Params {
     float *slots;       /* split slots, S per slab of 64 x NX floats; NULL when S = 1 */
     int m, n, k, max_dim;
     int nk, xtiles, splits, units;
+    int slabs;          /* 64-row W slabs = cdiv(N, 64) (the plan's): the md1 finish's all-(-inf) count */
     /* the fused finish (THE FUSED FINISH): fused = 1: out (M or N elements of E), the done counter and fin (M or N
      * words) in the workspace, zero between launches */
     int fused;
@@ -328,7 +329,7 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
     using E = typename C::T;
     E *out = static_cast<E *>(p.out);
     if (p.max_dim == 1) {
-        const unsigned slabs = (unsigned)((p.n + MG_SAB_SLAB - 1) / MG_SAB_SLAB);
+        const unsigned slabs = (unsigned)p.slabs;
         for (int i = t; i < p.m; i += T) {
             const unsigned w = __ldcg(p.fin + i);
             p.fin[i] = 0u;
@@ -618,7 +619,15 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         for (int q = 0; q < C::SPC; q++) {
             const int slab = (un.t * C::CONSUMERS + c) * C::SPC + q;
             /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
-            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) continue;
+            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {
+                /* max_dim 1: pass the epilogue's two barriers all the same, so that every consumer of the CTA has
+                 * passed the same barriers before the fused finish's flag (racecheck: THE FLAG below) */
+                if (p.max_dim == 1) {
+                    named_bar_sync(1 + c, 128);
+                    named_bar_sync(1 + c, 128);
+                }
+                continue;
+            }
             if constexpr (C::SPC == 1) {   /* two slabs per consumer never split K (the policy) */
                 if (p.splits > 1 && !split_reduce<C>(acc[q], p, slab, un.s, c, tid, flags)) continue;
             }
@@ -636,12 +645,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
             flags[2] = last;
         }
-        /* the flag; the acquire above orders the last CTA's reads of fin below. compute-sanitizer's racecheck reports
-         * this store and the loads below as a hazard (runs 75-76, every kernel 8 max_dim 1 sanitize shape; 4
-         * hazards) in CTAs whose second consumer's slab lies wholly past N (N = 257, 300): that consumer skipped its
-         * epilogue's two named barriers (1 + c), and racecheck seems to order threads by how many barriers each has
-         * passed, whatever their ids. Barrier 3 itself orders the store before the loads for all 256 threads. Not
-         * confirmed on the device yet: notes/18_small_m.md "Session 12". */
+        /* THE FLAG; the acquire above orders the last CTA's reads of fin below. Barrier 3 orders the store before the
+         * loads for all 256 threads. compute-sanitizer's racecheck reported this store and the loads as a hazard
+         * (runs 75-76) in CTAs whose second consumer's slab lies wholly past N, until that consumer passed its
+         * epilogue's two named barriers like the other (the loop above): racecheck orders threads by the barriers
+         * each has passed. Clean since (run 77: the same shapes; run 80: every kernel). */
         named_bar_sync(3, T);
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
             finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));

@@ -60,7 +60,7 @@
 
 #define MG_SAB_MAX_M 1024       /* the largest M kernel 8 takes (several x tiles above 256) */
 #define MG_SAB_ONE_TILE_M 256   /* up to here one x tile holds all of M (the widest wgmma N) */
-#define MG_SAB_NCFG 11          /* tile_configs/wgmma_swapab.cfg rows per precision */
+#define MG_SAB_NCFG 12          /* tile_configs/wgmma_swapab.cfg rows per precision */
 #define MG_SAB_KB_FIXED 4096    /* mg_sab_multi_cost: a unit's k-block costs W rows x NX + this (barrier, issue; the
                                  * NX + 32 of a 128-row unit) */
 #define MG_SAB_MAX_SPLITS 16    /* = mg_options.splits' largest value (MG_SPLITS_MAX) */
@@ -91,6 +91,7 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
     const mg_sab_kernel bf16 = {"wgmma_swapab",
                                 {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_bf16), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n32_bf16), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n64_bf16),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w128_n64_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n96_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_bf16),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_bf16),
@@ -102,6 +103,7 @@ static inline mg_sab_kernel mg_sab_kernel8(mg_precision prec) {
     const mg_sab_kernel tf32 = {"wgmma_swapab",
                                 {MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n8_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n16_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n32_tf32), MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n64_tf32),
+                                 MG_SAB_SHAPE(MG_TILE_wgmma_swapab_w128_n64_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n96_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n128_tf32),
                                  MG_SAB_SHAPE(MG_TILE_wgmma_swapab_n152_tf32),
@@ -123,15 +125,23 @@ static inline long long mg_sab_multi_cost(const mg_sab_shape *c, long long m, lo
 }
 
 /* The configuration a batch of m rows runs (THE X TILE above): m <= the widest nx: the first (smallest nx) with nx >= m
- * (the rows are in ascending nx, a 256-row one after its 128-row sibling, so it is never one x tile's); m larger (up to
- * MG_SAB_MAX_M): the two-consumer configuration of least mg_sab_multi_cost, ties to the later row; x_tile > 0: the
- * first configuration with that nx. -1 if none (m out of range, or x_tile not a configuration's nx). */
+ * (the rows are in ascending nx, a wider sibling of the same nx (w128_n64 after n64, w256 after the 128-row rows)
+ * after it, so a sibling is never one x tile's); m larger (up to MG_SAB_MAX_M): the two-consumer configuration of
+ * least mg_sab_multi_cost, ties to the later row; x_tile > 0: the first configuration with that nx, except that
+ * several x tiles (m > x_tile) take the first two-consumer, 128-W-row one of that nx if there is one (x_tile=64:
+ * w128_n64, 128 units at M = 128 and N = 8192, where the one-consumer n64 would make 256). -1 if none (m out of
+ * range, or x_tile not a configuration's nx). */
 static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m, long long n, long long G, int x_tile) {
     if (m < 1 || m > MG_SAB_MAX_M) return -1;
     if (x_tile > 0) {
-        for (int i = 0; i < kd->ncfg; i++)
-            if (kd->cfg[i].nx == x_tile) return i;
-        return -1;
+        int first = -1;
+        for (int i = 0; i < kd->ncfg; i++) {
+            const mg_sab_shape *c = &kd->cfg[i];
+            if (c->nx != x_tile) continue;
+            if (first < 0) first = i;
+            if (m > x_tile && c->consumers == 2 && c->wrows == 2 * MG_SAB_SLAB) return i;
+        }
+        return first;
     }
     for (int i = 0; i < kd->ncfg; i++)
         if (kd->cfg[i].nx >= m) return i;

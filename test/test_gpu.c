@@ -1058,8 +1058,9 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
                           {600, 8192, 200}, {550, 8000, 72}, {720, 8192, 136}};
     const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
     const shape3 planted[] = {{600, 257, 1000}, {600, 8192, 264}};
-    const int widths[] = {0, 8, 96, 152, 256, 0, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 2, 2, 2, 2};
-    for (int i = 0; i < 9; i++) {
+    /* x_tile 64 at these M: the two-consumer w128_n64 sibling (several x tiles) */
+    const int widths[] = {0, 8, 64, 96, 152, 256, 0, 64, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2};
+    for (int i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
         opt_reset();
         g_opt.x_tile = widths[i];
         g_opt.cluster = clusters[i];

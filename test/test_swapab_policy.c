@@ -52,7 +52,15 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
             cr_expect(c->cluster == 1 || (c->cluster == 2 && c->consumers == 2 && c->bk * kd->elem == 128),
                       "cfg %d: cluster %d (2: two consumers, one 128-byte box per stage)", i, c->cluster);
             cr_expect(c->nx % 8 == 0 && c->nx >= 8 && c->nx <= 256, "cfg %d: nx %d", i, c->nx);
-            if (i > 0) cr_expect_gt(c->nx, kd->cfg[i - 1].nx, "ascending nx");
+            /* ascending nx; a two-consumer sibling may repeat the nx of a one-consumer row right before it (w128_n64
+             * after n64), and x_tile = that nx then takes it for several x tiles only */
+            if (i > 0 && c->nx == kd->cfg[i - 1].nx) {
+                cr_expect(c->consumers == 2 && kd->cfg[i - 1].consumers == 1, "cfg %d: a sibling of cfg %d", i, i - 1);
+                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx, 8192, SMS, c->nx), i - 1, "cfg %d: one x tile", i);
+                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx + 1, 8192, SMS, c->nx), i, "cfg %d: several x tiles", i);
+            } else if (i > 0) {
+                cr_expect_gt(c->nx, kd->cfg[i - 1].nx, "ascending nx");
+            }
             cr_expect_eq(c->nx, K8_BF16.cfg[i].nx, "both precisions have the same x tiles");
             cr_expect_eq(c->bk * kd->elem, K8_BF16.cfg[i].bk * K8_BF16.elem, "same stage bytes in both precisions");
         }
@@ -134,6 +142,15 @@ Test(swapab_policy, x_tile_option, .init = describe_kernels) {
     cr_expect(pl.nx == 96 && pl.xtiles == 2 && pl.splits == 1 && rows == 128);
     pl = plan_xt(&K8_BF16, 600, 8192, 8192, 0, 1, SMS, 0, 256, &rows, &ws);   /* above 256: any width */
     cr_expect(pl.nx == 256 && pl.xtiles == 3 && pl.units == 192 && rows == 3);
+    /* x_tile 64 with several x tiles: the two-consumer w128_n64 (M = 128 as 2 x n64 on 64 W tiles, 128 units, no
+     * split); one x tile keeps the one-consumer n64 */
+    pl = plan_xt(&K8_BF16, 128, 8192, 8192, 1, 1, SMS, 0, 64, &rows, &ws);
+    cr_expect(pl.nx == 64 && pl.consumers == 2 && pl.wrows == 128 && pl.tiles == 64 && pl.xtiles == 2 &&
+              pl.splits == 1 && pl.units == 128 && pl.grid == 128 && rows == 128);
+    pl = plan_xt(&K8_TF32, 128, 8192, 8192, 0, 1, SMS, 0, 64, &rows, &ws);
+    cr_expect(pl.nx == 64 && pl.consumers == 2 && pl.xtiles == 2 && pl.units == 128 && rows == 2);
+    pl = plan_xt(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, 0, 64, &rows, &ws);
+    cr_expect(pl.nx == 64 && pl.consumers == 1 && pl.wrows == 64 && pl.tiles == 128 && pl.xtiles == 1);
     pl = plan_xt(&K8_BF16, 600, 8192, 8192, 0, 1, SMS, 0, 8, &rows, &ws);
     cr_expect(pl.nx == 8 && pl.consumers == 1 && pl.xtiles == 75 && pl.tiles == 128 && rows == 75);
     mg_sab_plan bad;
