@@ -46,10 +46,11 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 74, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.040-0.041 ms md1
- * (1.06-1.10x; the GEMM at ~80% of DRAM peak), M = 300 0.076-0.077 ms (1.00-1.01x), M = 600 (256-row W tiles)
- * 0.129-0.130 ms (1.03-1.06x); tf32 M = 8-64 1.06-1.22x, M = 600 1.28-1.29x (notes/18_small_m.md "Session 12").
- * The fused finish: +1-3% at bf16 md1 M = 96-300 against fuse=off (runs 73, 76).
+ * measured (H200, run 80, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.040-0.041 ms md1
+ * (1.03-1.07x; the GEMM at ~80% of DRAM peak), M = 128 as 2 x n64 (w128_n64) 0.043 / 0.045 ms (1.07 / 1.04x, md1 /
+ * md0), M = 300 0.071-0.073 ms (0.98-1.01x), M = 600 (256-row W tiles) 0.118-0.119 ms (1.02-1.06x); tf32 M = 8-64
+ * 1.04-1.24x, M = 600 1.28-1.29x (notes/18_small_m.md "Session 13"). The fused finish: +1-3% at bf16 md1 M = 96-300
+ * against fuse=off (runs 73, 76). Clusters of 2 lose 10-25% (pairing W tiles 2q, 2q + 1: notes "Session 13").
  */
 #include <cuda_runtime.h>
 

@@ -24,7 +24,10 @@
  *   notes/18_small_m.md). A stage is free again when the consumers of BOTH CTAs released it (empty count 4 x
  *   consumers x 2; remote arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a
  *   cluster barrier after the barrier init and before exit (every thread) keeps each CTA alive while the peer may
- *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing.
+ *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing. Measured slower
+ *   than clusters of 1 (0.75-0.88x against 0.97-1.05x at M = 128-300, runs 80-81): pairing W tiles 2q and 2q + 1
+ *   makes L2 move 51% more sectors for the same DRAM bytes, whatever the multicast (notes/18_small_m.md "Session 13";
+ *   the dispatch table takes it at two buckets only).
  * TWO SLABS PER CONSUMER (bn = 128 x consumers, the w256 rows of the .cfg): each consumer issues two m64 wgmmas per
  *   k-step (its W rows [128c, 128c + 64) and [128c + 64, 128c + 128), the same x box) into two accumulator arrays and
  *   runs the epilogue once per slab: twice the MMA work per barrier and per x byte (cuBLAS's 256 x 152 tile at
