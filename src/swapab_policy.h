@@ -17,7 +17,9 @@
  * 768 -> 4 x n192 of 256 W rows (w256_n192), 1024 -> 4 x n256. Several x tiles never split K
  * (S = 1: the work is already many units). mg_options.x_tile (> 0) asks for that NX instead (tuning: e.g. M = 256 as
  * 2 x n128); it must be one of the configurations' and, for M <= 256, no wider than the rule's (so only one-x-tile
- * plans of the rule's configuration split, and the bounds hold for any option).
+ * plans of the rule's configuration split, and the bounds hold for any option). With several x tiles it takes that
+ * NX's two-consumer 128-W-row row where the NX has one: x_tile = 64 at M = 128 runs w128_n64 (2 x n64 on 64 W tiles,
+ * 128 units, the dispatch table's pick there), not the one-consumer n64 (256 units in two waves).
  * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
  * 2 CTAs: W tiles 2q and 2q + 1 against the same x tile and split, each CTA loading half of the x box by TMA multicast
  * into both (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). The W tiles are padded to an even count (a tile past N
