@@ -36,7 +36,9 @@ from collections import OrderedDict, defaultdict
 SWEEP_M = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 300, 384, 512, 600, 768, 1024, 1536, 2048, 4096, 8192, 16384]
 # The option variants the default sweep tries (src/optkeys.h); maxgemm_bench leaves out every variant whose launch
 # plan equals an earlier one's, so a kernel that ignores an option is timed once.
-DEFAULT_VARIANTS = "tiles=auto,main,mid,small,n192 streamk=auto,off,force splits=auto,1,2,4,8,16"
+# (maxgemm_bench takes at most 256 combinations: this set is 4 x 2 x 4 x 4 x 2 = 256, the keys the committed table's
+# rows use (notes/dispatch.md "Session 13"); kernel 4's `main` tiles are its auto at large M)
+DEFAULT_VARIANTS = "tiles=auto,mid,small,n192 streamk=auto,off splits=auto,1,2,4 x_tile=auto,64,96,128 cluster=auto,2"
 # The option keys in the order src/optkeys.c lists them (a key not listed here sorts after them, by name).
 KEY_ORDER = ["tiles", "streamk", "mixed_panels", "rem_split", "splits", "x_tile", "cluster", "fuse"]
 # The option columns of CSVs older than the `options` column.
