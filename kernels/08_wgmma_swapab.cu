@@ -25,7 +25,8 @@
  * box in shared memory (a select; a wgmma under a branch is serialised by ptxas); (3) the x copy is made for a
  * misaligned x base too (it is small); (4) the grid is persistent (min(units, SMs) CTAs walking the units), so a
  * CTA's next unit loads under its split handoff and epilogue; (5) clusters of 2 (an option, mg_options.cluster, or a
- * .cfg column) share each x box by TMA multicast: measured 2-3% faster at n192, 5-7% slower at n152 (runs 63, 68);
+ * .cfg column): with an even number of x tiles the two CTAs share one W tile and multicast its halves (W multicast,
+ * session 13: 0.99x at M = 300 where the x multicast ran 0.88x, run 82), else they share the x box (x multicast);
  * (6) the w256 rows: 256 W rows per tile, two 64-row slabs per consumer (two accumulator arrays, two m64 wgmmas per
  * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
  * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
@@ -50,7 +51,7 @@
  * (1.03-1.07x; the GEMM at ~80% of DRAM peak), M = 128 as 2 x n64 (w128_n64) 0.043 / 0.045 ms (1.07 / 1.04x, md1 /
  * md0), M = 300 0.071-0.073 ms (0.98-1.01x), M = 600 (256-row W tiles) 0.118-0.119 ms (1.02-1.06x); tf32 M = 8-64
  * 1.04-1.24x, M = 600 1.28-1.29x (notes/18_small_m.md "Session 13"). The fused finish: +1-3% at bf16 md1 M = 96-300
- * against fuse=off (runs 73, 76). Clusters of 2 lose 10-25% (pairing W tiles 2q, 2q + 1: notes "Session 13").
+ * against fuse=off (runs 73, 76).
  */
 #include <cuda_runtime.h>
 
@@ -219,8 +220,9 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's tile (n%d, %d W rows, cluster %d, %d CTAs, %d "
                             "units) is not configuration %d's", pl.nx, pl.wrows, pl.cluster, pl.grid, pl.units,
                             pl.cfg);
-    const long long ctiles = mg_sab_ctiles(pl.tiles, pl.cluster);
-    if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != ctiles * pl.xtiles * pl.splits)
+    const long long ctiles = mg_sab_ctiles(pl.tiles, pl.cluster, pl.wcast);
+    if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != ctiles * pl.xtiles * pl.splits ||
+        pl.wcast != mg_sab_wcast(pl.cluster, pl.xtiles))
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles, cluster %d, x %d x tiles x "
                             "%d splits = %d) are not a launchable split (several x tiles never split K)", pl.tiles,
                             pl.cluster, pl.xtiles, pl.splits, pl.units);
@@ -243,15 +245,18 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
             return mg_set_error(MG_ERR_INVALID_ARG,
                                 "wgmma_swapab: the plan reads x in place but x (%p) is not 16-byte aligned", io->x);
         }
-        /* cluster 2: two half boxes (rank 0 the first XH0 rows of the x tile, rank 1 the other XH1) */
+        /* x multicast: two half boxes (rank 0 the first XH0 rows of the x tile, rank 1 the other XH1); W multicast:
+         * whole x boxes, and W boxes of half the tile's rows (64: each rank loads one half into both CTAs) */
+        const bool xcast = C::CLUSTER == 2 && !pl.wcast, wcast = C::CLUSTER == 2 && pl.wcast;
         mg_status st = mg_make_tma_2d(&prm.x, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k,
-                                      (uint64_t)pl.x_ld * C::ELEM, (uint32_t)C::XH0, (uint32_t)C::SUB_K,
-                                      CU_TENSOR_MAP_SWIZZLE_128B);
-        if (st == MG_OK && C::CLUSTER == 2)
+                                      (uint64_t)pl.x_ld * C::ELEM, (uint32_t)(xcast ? C::XH0 : C::NX),
+                                      (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
+        if (st == MG_OK && xcast)
             st = mg_make_tma_2d(&prm.x1, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k, (uint64_t)pl.x_ld * C::ELEM,
                                 (uint32_t)C::XH1, (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
         if (st != MG_OK) return st;
-        prm.w = C::WROWS == 64 ? h->w64 : C::WROWS == 128 ? h->w128 : h->w256;
+        static_assert(C::CLUSTER == 1 || C::WROWS == 128, "clusters of 2: 128-row W tiles (W multicast: two 64-row halves)");
+        prm.w = C::WROWS == 64 || wcast ? h->w64 : C::WROWS == 128 ? h->w128 : h->w256;
     }
     prm.bias = io->b;
     prm.partial = io->partial;
@@ -264,6 +269,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.splits = pl.splits;
     prm.units = pl.units;
     prm.slabs = pl.slabs;
+    prm.wcast = pl.wcast;
     if (pl.fused) {
         prm.fused = 1;
         prm.out = io->out;

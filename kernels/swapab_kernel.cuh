@@ -17,17 +17,22 @@
  *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
  *                handoff and the epilogue on their own (named barrier 1 + c of its 128 threads).
- * CLUSTERS OF 2 (the plan's cluster = 2; two-consumer configurations, one box per stage): the two CTAs of a cluster
- *   take W tiles 2q and 2q + 1 against the same x tile and split; each loads its own W tile and HALF of the x tile
+ * CLUSTERS OF 2 (the plan's cluster = 2; two-consumer configurations, one box per stage), two pairings (the plan's
+ *   wcast): W MULTICAST (wcast = 1: an even number of x tiles, S = 1): the two CTAs of a cluster take ONE W tile and
+ *   x tiles 2r and 2r + 1 (the unit mapping of clusters of 1: neighbours share their W tile); each loads HALF of the
+ *   W box (rank 0 rows [0, 64), rank 1 [64, 128), the 64-row W descriptor) by TMA multicast into both CTAs' stage and
+ *   its own whole x box, so W's L2 -> SM bytes per CTA halve. X MULTICAST (wcast = 0: one x tile, or an odd number):
+ *   the two CTAs of a cluster take W tiles 2q and 2q + 1 against the same x tile and split; each loads its own W tile and HALF of the x tile
  *   (rank 0 rows [0, XH0), rank 1 [XH0, NX)) by TMA multicast into both CTAs' stage, so x's L2 -> SM bytes per CTA
  *   halve (n152: 128 + 76 rows per k-block instead of 128 + 152; at NX >= 152 the kernel is bound by L2 -> SM bytes,
  *   notes/18_small_m.md). A stage is free again when the consumers of BOTH CTAs released it (empty count 4 x
  *   consumers x 2; remote arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a
  *   cluster barrier after the barrier init and before exit (every thread) keeps each CTA alive while the peer may
- *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing. Measured slower
- *   than clusters of 1 (0.75-0.88x against 0.97-1.05x at M = 128-300, runs 80-81): pairing W tiles 2q and 2q + 1
- *   makes L2 move 51% more sectors for the same DRAM bytes, whatever the multicast (notes/18_small_m.md "Session 13";
- *   the dispatch table takes it at two buckets only).
+ *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing. The x multicast
+ *   measured slower than clusters of 1 with several x tiles (0.72-0.88x against 0.97-1.05x at M = 128-300, runs
+ *   80-82): pairing W tiles 2q and 2q + 1 makes L2 move 51% more sectors for the same DRAM bytes (notes/18_small_m.md
+ *   "Session 13"), hence the W multicast there. Both: a stage is free again when the consumers of both CTAs released
+ *   it.
  * TWO SLABS PER CONSUMER (bn = 128 x consumers, the w256 rows of the .cfg): each consumer issues two m64 wgmmas per
  *   k-step (its W rows [128c, 128c + 64) and [128c + 64, 128c + 128), the same x box) into two accumulator arrays and
  *   runs the epilogue once per slab: twice the MMA work per barrier and per x byte (cuBLAS's 256 x 152 tile at
@@ -196,7 +201,7 @@ __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db)
  * descriptors and pointers is a field of the launch plan (mg_sab_plan). */
 struct Params {
     CUtensorMap w;      /* W (N x K), boxes of WROWS x SUB_K */
-    CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K (cluster 2: XH0 x SUB_K, rank 0's half) */
+    CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K (x multicast: XH0 x SUB_K, rank 0's half) */
     CUtensorMap x1;     /* cluster 2: boxes of XH1 x SUB_K (rank 1's half); unused otherwise */
     const void *bias;
     float *partial;
@@ -205,6 +210,7 @@ struct Params {
     int m, n, k, max_dim;
     int nk, xtiles, splits, units;
     int slabs;          /* 64-row W slabs = cdiv(N, 64) (the plan's): the md1 finish's all-(-inf) count */
+    int wcast;          /* cluster 2: 1 = W multicast (w: 64-row boxes, x: NX-row boxes), 0 = x multicast */
     /* the fused finish (THE FUSED FINISH): fused = 1: out (M or N elements of E), the done counter and fin (M or N
      * words) in the workspace, zero between launches */
     int fused;
@@ -213,12 +219,16 @@ struct Params {
     unsigned *fin;
 };
 
-/* Unit u's W tile, x tile and split (WORK in the file header). Clusters of 2: the two CTAs of a cluster (ranks
- * u % 2, the grid and the units are even) take W tiles 2q and 2q + 1 of the same x tile and split, q = the unit pair. */
+/* Unit u's W tile, x tile and split (WORK in the file header). Clusters of 2 (ranks u % 2, the grid and the units
+ * are even): W multicast (p.wcast) the mapping of clusters of 1, whose neighbours u, u + 1 share a W tile (an even
+ * number of x tiles, S = 1); x multicast W tiles 2q and 2q + 1 of the same x tile and split, q = the unit pair. */
 struct Unit {
     int t, xt, s;
 };
 template <int CL> __device__ __forceinline__ Unit unit_of(const Params &p, int u) {
+    if constexpr (CL == 2) {
+        if (p.wcast) return unit_of<1>(p, u);
+    }
     const int q = CL == 1 ? u : u >> 1, per_tile = p.xtiles * p.splits, r = q % per_tile;
     return Unit{(q / per_tile) * CL + (CL == 1 ? 0 : (u & 1)), r / p.splits, r % p.splits};
 }
@@ -280,12 +290,18 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
             mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
             for (int j = 0; j < ns; j++) {
                 const int kc = kb * C::BK + j * C::SUB_K;
-                mg_tma_load_2d(sp + j * C::W_SUB, &p.w, &full[st], kc, n0);
                 if constexpr (C::CLUSTER == 1) {
+                    mg_tma_load_2d(sp + j * C::W_SUB, &p.w, &full[st], kc, n0);
                     mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
-                } else if (rank == 0) {   /* my half of x into both CTAs (KSUB = 1: j = 0) */
+                } else if (p.wcast) {   /* my half of the W box into both CTAs, my whole x box (KSUB = 1: j = 0) */
+                    mg_tma_load_2d_multicast(sp + rank * (C::WROWS / 2) * 128, &p.w, &full[st], kc,
+                                             n0 + rank * (C::WROWS / 2), (uint16_t)3);
+                    mg_tma_load_2d(sp + C::W_BYTES, &p.x, &full[st], kc, x0);
+                } else if (rank == 0) {   /* my W tile; my half of x into both CTAs (KSUB = 1: j = 0) */
+                    mg_tma_load_2d(sp, &p.w, &full[st], kc, n0);
                     mg_tma_load_2d_multicast(sp + C::W_BYTES, &p.x, &full[st], kc, x0, (uint16_t)3);
                 } else {
+                    mg_tma_load_2d(sp, &p.w, &full[st], kc, n0);
                     mg_tma_load_2d_multicast(sp + C::W_BYTES + C::XH0 * 128, &p.x1, &full[st], kc, x0 + C::XH0,
                                              (uint16_t)3);
                 }

@@ -21,7 +21,9 @@
  * NX's two-consumer 128-W-row row where the NX has one: x_tile = 64 at M = 128 runs w128_n64 (2 x n64 on 64 W tiles,
  * 128 units, the dispatch table's pick there), not the one-consumer n64 (256 units in two waves).
  * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
- * 2 CTAs: W tiles 2q and 2q + 1 against the same x tile and split, each CTA loading half of the x box by TMA multicast
+ * 2 CTAs. With an even number of x tiles (mg_sab_wcast) the two share one W tile (x tiles 2r, 2r + 1), each loading
+ * half of the W box by TMA multicast into both (W multicast; no padding). Otherwise (x multicast):
+ * W tiles 2q and 2q + 1 against the same x tile and split, each CTA loading half of the x box by TMA multicast
  * into both (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). The W tiles are padded to an even count (a tile past N
  * reads zeros and writes nothing) and the grid to an even number of CTAs, so both CTAs of a cluster walk the same
  * number of units.
@@ -193,10 +195,17 @@ static inline long long mg_sab_split_cost(long long tiles, long long nk, int S, 
     return c;
 }
 
-/* The W tiles a plan walks in clusters of `cluster` CTAs: tiles rounded up to a whole number of clusters (a tile past
- * N completes the last one). */
-static inline long long mg_sab_ctiles(long long tiles, int cluster) {
-    return cluster > 1 ? mg_sab_cdiv(tiles, cluster) * cluster : tiles;
+/* The W tiles a plan walks in clusters of `cluster` CTAs: with the x multicast (wcast = 0: a cluster's CTAs on
+ * neighbouring W tiles) tiles rounded up to a whole number of clusters (a tile past N completes the last one); with
+ * the W multicast (a cluster's CTAs on one W tile and two x tiles) the tiles as they are. */
+static inline long long mg_sab_ctiles(long long tiles, int cluster, int wcast) {
+    return cluster > 1 && !wcast ? mg_sab_cdiv(tiles, cluster) * cluster : tiles;
+}
+/* Whether clusters of 2 multicast W (1) or x (0): W where there are several x tiles in an even number (then S = 1),
+ * so that the two CTAs of a cluster share their W tile (the unit mapping of clusters of 1); x for one x tile (the
+ * CTAs then share the x tile and split) or an odd number. */
+static inline int mg_sab_wcast(int cluster, long long xtiles) {
+    return cluster == 2 && xtiles >= 2 && xtiles % 2 == 0;
 }
 
 /* The split factor: the option's (clamped to [1, cap]) if it is > 0, else the cheapest by mg_sab_split_cost. */
@@ -223,7 +232,9 @@ typedef struct mg_sab_plan {
     int nx, wrows, consumers; /* the configuration's (copied for the launch's checks and the summary) */
     int nk;                   /* k-blocks of bk */
     int tiles, xtiles;        /* W-row tiles, x tiles (cdiv(M, nx)) */
-    int cluster;              /* CTAs per cluster sharing each x box by TMA multicast: 1, or 2 (W tiles 2q, 2q + 1) */
+    int cluster;              /* CTAs per cluster sharing boxes by TMA multicast: 1 or 2 */
+    int wcast;                /* cluster 2: 1 = W multicast (one W tile, x tiles 2r, 2r + 1), 0 = x multicast (W tiles
+                               * 2q, 2q + 1, one x tile): mg_sab_wcast */
     int splits, units;        /* split-K factor (1 when xtiles > 1), cdiv(tiles, cluster) x cluster x xtiles x
                                * splits (a W tile past N completes the last cluster) */
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
@@ -377,7 +388,8 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         snprintf(why, why_len, "%s: cluster = %d (1 or 2)", kd->name, pl->cluster);
         return -1;
     }
-    const long long ctiles = mg_sab_ctiles(tiles, pl->cluster), gc = G / pl->cluster * pl->cluster;
+    pl->wcast = mg_sab_wcast(pl->cluster, pl->xtiles);
+    const long long ctiles = mg_sab_ctiles(tiles, pl->cluster, pl->wcast), gc = G / pl->cluster * pl->cluster;
     /* several x tiles, or two slabs per consumer (256 W rows), never split */
     pl->splits = pl->xtiles > 1 || c->wrows > MG_SAB_SLAB * c->consumers
                      ? 1 : mg_sab_choose_splits(ctiles, nk, G, c->nx, mg_sab_ksub(c, kd->elem), opt_splits);
@@ -415,7 +427,8 @@ static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_pla
     snprintf(buf, len, "swap-AB n%d: %d W rows x bk %d (%d consumer%s, %d stages), %d tiles x %d x tile%s x %d split%s "
              "= %d units on %d CTAs%s%s%s", c->nx, c->wrows, c->bk, c->consumers, c->consumers == 1 ? "" : "s",
              c->stages, pl->tiles, pl->xtiles, pl->xtiles == 1 ? "" : "s", pl->splits, pl->splits == 1 ? "" : "s",
-             pl->units, pl->grid, pl->cluster == 2 ? " in clusters of 2 (x multicast)" : "",
+             pl->units, pl->grid,
+             pl->cluster == 2 ? (pl->wcast ? " in clusters of 2 (W multicast)" : " in clusters of 2 (x multicast)") : "",
              pl->pad_x ? ", x padded" : "", pl->fused ? "; finish fused (last CTA)" : "");
 }
 

@@ -271,11 +271,25 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     char why[200] = "";
     const mg_sab_opts c1 = {0, 0, 1, 0}, c2 = {0, 0, 2, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
-    cr_expect(pl.cluster == 2 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128);
+    cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128,
+              "2 x n152: W multicast (a cluster's CTAs on one W tile, x tiles 0 and 1)");
     const mg_sab_opts c2x = {0, 192, 2, 0};   /* x_tile 192: the 128-row n192 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2x, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
-    cr_expect(pl.cluster == 2 && pl.nx == 192 && pl.wrows == 128 && pl.xtiles == 4 && pl.units == 256 &&
-              pl.grid == 132 && rows == 4);
+    cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.nx == 192 && pl.wrows == 128 && pl.xtiles == 4 &&
+              pl.units == 256 && pl.grid == 132 && rows == 4);
+    /* an odd number of x tiles: the x multicast (W tiles 2q, 2q + 1 of one x tile), the W tiles padded to even */
+    const mg_sab_opts c2w = {0, 256, 2, 0};
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 600, 300, 8192, 1, 1, SMS, &c2w, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.xtiles == 3 && pl.tiles == 3 && pl.units == 4 * 3 &&
+              pl.grid % 2 == 0, "3 x n256 on 3 W tiles: x multicast, %d units", pl.units);
+    /* the W multicast pads nothing: 3 W tiles x 2 x tiles = 6 units, each cluster on one W tile (x_tile 152: at
+     * N = 300 the rule itself takes 5 x n64, one wave of 15 units) */
+    const mg_sab_opts c2n = {0, 152, 2, 0};
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 300, 8192, 1, 1, SMS, &c2n, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.tiles == 3 && pl.xtiles == 2 && pl.units == 6 && pl.grid == 6);
+    /* one x tile: the x multicast (the CTAs of a cluster share the x tile and split) */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 192, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.xtiles == 1 && pl.splits == 2 && pl.units == 128);
     /* 256 W rows (two slabs per consumer) run in clusters of 1 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 1 && pl.wrows == 256 && pl.xtiles == 4 && pl.units == 128 && rows == 4);
