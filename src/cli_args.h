@@ -147,8 +147,9 @@ enum {
     "                                            0 = its policy (default; src/swapab_policy.h)\n"                      \
     "      --x-tile NX                           kernel 8's x-tile width (wgmma's N: 8 .. 256, one of its\n"          \
     "                                            configurations); 0 = its policy (default)\n"                           \
-    "      --cluster C                           kernel 8's CTAs per cluster sharing each x box by multicast, 1 or 2\n"\
-    "                                            (2: its two-consumer x tiles); 0 = its tile configuration's (default)\n"\
+    "      --cluster C                           kernel 8's CTAs per cluster sharing boxes by multicast, 1 or 2\n"   \
+    "                                            (2: its two-consumer x tiles; W with an even number of x tiles, else\n"\
+    "                                            x); 0 = its tile configuration's (default)\n"                         \
     "      --fuse auto|off|force                 kernel 8: its last CTA writes the output, no finalize kernel: for\n" \
     "                                            max_dim 1 (auto), never (off), also max_dim 0 up to N = 16384 (force)\n" \
     "  -v, --verbose                             the library prints every launch plan to stderr when it makes it\n"

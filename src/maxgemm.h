@@ -90,9 +90,9 @@ typedef struct mg_options {
                              * 0 (default): its policy (src/swapab_policy.h) */
     int x_tile;             /* kernel 8: its x-tile width (wgmma's N), one of tile_configs/wgmma_swapab.cfg's bm (8 ..
                              * MG_X_TILE_MAX; for M <= 256 no wider than its policy's); 0 (default): its policy */
-    int cluster;            /* kernel 8: CTAs per cluster sharing each x box by TMA multicast, 1 or 2 (a request, like
-                             * splits: two-consumer x tiles only, else 1); 0 (default): its configuration's
-                             * (tile_configs/wgmma_swapab.cfg) */
+    int cluster;            /* kernel 8: CTAs per cluster sharing boxes by TMA multicast, 1 or 2 (a request, like
+                             * splits: two-consumer x tiles only, else 1; W boxes with an even number of x tiles, else
+                             * x boxes); 0 (default): its configuration's (tile_configs/wgmma_swapab.cfg) */
     mg_switch fuse;         /* kernel 8: its last CTA finishes the forward (no finalize launch after it): for max_dim 1
                              * (AUTO, the default); never (OFF: the shared finalize kernels); for max_dim 0 too, up
                              * to N = 16384, refusing wider N (FORCE) */
