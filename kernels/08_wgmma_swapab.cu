@@ -255,7 +255,8 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
             st = mg_make_tma_2d(&prm.x1, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k, (uint64_t)pl.x_ld * C::ELEM,
                                 (uint32_t)C::XH1, (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
         if (st != MG_OK) return st;
-        static_assert(C::CLUSTER == 1 || C::WROWS == 128, "clusters of 2: 128-row W tiles (W multicast: two 64-row halves)");
+        static_assert(C::CLUSTER == 1 || C::WROWS == 128,
+                      "clusters of 2: 128-row W tiles (the W multicast loads two 64-row halves)");
         prm.w = C::WROWS == 64 || wcast ? h->w64 : C::WROWS == 128 ? h->w128 : h->w256;
     }
     prm.bias = io->b;

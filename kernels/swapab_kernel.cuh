@@ -18,21 +18,20 @@
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
  *                handoff and the epilogue on their own (named barrier 1 + c of its 128 threads).
  * CLUSTERS OF 2 (the plan's cluster = 2; two-consumer configurations, one box per stage), two pairings (the plan's
- *   wcast): W MULTICAST (wcast = 1: an even number of x tiles, S = 1): the two CTAs of a cluster take ONE W tile and
- *   x tiles 2r and 2r + 1 (the unit mapping of clusters of 1: neighbours share their W tile); each loads HALF of the
- *   W box (rank 0 rows [0, 64), rank 1 [64, 128), the 64-row W descriptor) by TMA multicast into both CTAs' stage and
- *   its own whole x box, so W's L2 -> SM bytes per CTA halve. X MULTICAST (wcast = 0: one x tile, or an odd number):
- *   the two CTAs of a cluster take W tiles 2q and 2q + 1 against the same x tile and split; each loads its own W tile and HALF of the x tile
- *   (rank 0 rows [0, XH0), rank 1 [XH0, NX)) by TMA multicast into both CTAs' stage, so x's L2 -> SM bytes per CTA
- *   halve (n152: 128 + 76 rows per k-block instead of 128 + 152; at NX >= 152 the kernel is bound by L2 -> SM bytes,
- *   notes/18_small_m.md). A stage is free again when the consumers of BOTH CTAs released it (empty count 4 x
- *   consumers x 2; remote arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a
- *   cluster barrier after the barrier init and before exit (every thread) keeps each CTA alive while the peer may
- *   still write into it. A W tile past N (odd tile count) is zero-filled by TMA and writes nothing. The x multicast
- *   measured slower than clusters of 1 with several x tiles (0.72-0.88x against 0.97-1.05x at M = 128-300, runs
- *   80-82): pairing W tiles 2q and 2q + 1 makes L2 move 51% more sectors for the same DRAM bytes (notes/18_small_m.md
- *   "Session 13"), hence the W multicast there. Both: a stage is free again when the consumers of both CTAs released
- *   it.
+ *   wcast, src/swapab_policy.h mg_sab_wcast):
+ *   W MULTICAST (an even number of x tiles, so S = 1): the two CTAs of a cluster take ONE W tile and x tiles 2r and
+ *     2r + 1 (the unit mapping of clusters of 1: neighbours share their W tile); each loads HALF of the W box (rank 0
+ *     rows [0, 64), rank 1 [64, 128): the 64-row W descriptor) by TMA multicast into both CTAs' stage, and its own
+ *     whole x box: W's L2 -> SM bytes per CTA halve.
+ *   X MULTICAST (one x tile, or an odd number): the two CTAs take W tiles 2q and 2q + 1 against the same x tile and
+ *     split; each loads its own W tile and HALF of the x tile (rank 0 rows [0, XH0), rank 1 [XH0, NX)) by TMA
+ *     multicast into both CTAs' stage. With several x tiles this pairing measured slower than clusters of 1
+ *     (0.72-0.88x against 0.97-1.05x at M = 128-300, runs 80-82: L2 moves 51% more sectors for the same DRAM bytes,
+ *     notes/18_small_m.md "Session 13"), hence the W multicast there. A W tile past N (odd tile count) is zero-filled
+ *     by TMA and writes nothing.
+ *   Both: a stage is free again when the consumers of BOTH CTAs released it (empty count 4 x consumers x 2; remote
+ *   arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a cluster barrier after the
+ *   barrier init and before exit (every thread) keeps each CTA alive while the peer may still write into it.
  * TWO SLABS PER CONSUMER (bn = 128 x consumers, the w256 rows of the .cfg): each consumer issues two m64 wgmmas per
  *   k-step (its W rows [128c, 128c + 64) and [128c + 64, 128c + 128), the same x box) into two accumulator arrays and
  *   runs the epilogue once per slab: twice the MMA work per barrier and per x byte (cuBLAS's 256 x 152 tile at
@@ -668,7 +667,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
          * loads for all 256 threads. compute-sanitizer's racecheck reported this store and the loads as a hazard
          * (runs 75-76) in CTAs whose second consumer's slab lies wholly past N, until that consumer passed its
          * epilogue's two named barriers like the other (the loop above): racecheck orders threads by the barriers
-         * each has passed. Clean since (run 77: the same shapes; run 80: every kernel). */
+         * each has passed. Clean since (run 77: the same shapes; run 80: every kernel), but for the same pattern
+         * through the split handoff (a past-N slab beside a split one, run 83): notes/18_small_m.md "Session 13". */
         named_bar_sync(3, T);
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
             finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));

@@ -21,12 +21,11 @@
  * NX's two-consumer 128-W-row row where the NX has one: x_tile = 64 at M = 128 runs w128_n64 (2 x n64 on 64 W tiles,
  * 128 units, the dispatch table's pick there), not the one-consumer n64 (256 units in two waves).
  * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
- * 2 CTAs. With an even number of x tiles (mg_sab_wcast) the two share one W tile (x tiles 2r, 2r + 1), each loading
- * half of the W box by TMA multicast into both (W multicast; no padding). Otherwise (x multicast):
- * W tiles 2q and 2q + 1 against the same x tile and split, each CTA loading half of the x box by TMA multicast
- * into both (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). The W tiles are padded to an even count (a tile past N
- * reads zeros and writes nothing) and the grid to an even number of CTAs, so both CTAs of a cluster walk the same
- * number of units.
+ * 2 CTAs (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). With an even number of x tiles (mg_sab_wcast) the two share one
+ * W tile (x tiles 2r, 2r + 1), each loading half of the W box by TMA multicast into both (W multicast). Otherwise (x
+ * multicast) they take W tiles 2q and 2q + 1 against the same x tile and split, each loading half of the x box into
+ * both; the W tiles are then padded to an even count (a tile past N reads zeros and writes nothing). The grid is even
+ * either way, so both CTAs of a cluster walk the same number of units.
  * THE SPLIT RULE (one x tile). S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
  * minimises the estimate mg_sab_split_cost: waves x k-blocks per split (the busiest SM's work) plus, for S > 1, a
  * fixed 2 k-blocks (the handoff: stores, fence, counter, the last CTA's epilogue) and the slot traffic in k-block
