@@ -234,8 +234,8 @@ typedef struct mg_sab_plan {
     int cluster;              /* CTAs per cluster sharing boxes by TMA multicast: 1 or 2 */
     int wcast;                /* cluster 2: 1 = W multicast (one W tile, x tiles 2r, 2r + 1), 0 = x multicast (W tiles
                                * 2q, 2q + 1, one x tile): mg_sab_wcast */
-    int splits, units;        /* split-K factor (1 when xtiles > 1), cdiv(tiles, cluster) x cluster x xtiles x
-                               * splits (a W tile past N completes the last cluster) */
+    int splits, units;        /* split-K factor (1 when xtiles > 1), mg_sab_ctiles(tiles, cluster, wcast) x xtiles x
+                               * splits (with the x multicast a W tile past N completes the last cluster) */
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
     int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
     int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
