@@ -637,17 +637,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         for (int q = 0; q < C::SPC; q++) {
             const int slab = (un.t * C::CONSUMERS + c) * C::SPC + q;
             /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
-            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {
-                /* max_dim 1: pass the epilogue's two barriers all the same, so that every consumer of the CTA has
-                 * passed the same barriers before the fused finish's flag (racecheck: THE FLAG below) */
-                if (p.max_dim == 1) {
-                    named_bar_sync(1 + c, 128);
-                    named_bar_sync(1 + c, 128);
-                }
+            /* every consumer passes the same named barriers per slab, whatever it skips: the split handoff's two
+             * (S > 1) and max_dim 1's epilogue's two, so that all reach the fused finish's flag having passed the
+             * same number (racecheck: THE FLAG below) */
+            const int handoff_bars = C::SPC == 1 && p.splits > 1 ? 2 : 0, epi_bars = p.max_dim == 1 ? 2 : 0;
+            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {   /* rows wholly past N: nothing to write */
+                for (int b = 0; b < handoff_bars + epi_bars; b++) named_bar_sync(1 + c, 128);
                 continue;
             }
             if constexpr (C::SPC == 1) {   /* two slabs per consumer never split K (the policy) */
-                if (p.splits > 1 && !split_reduce<C>(acc[q], p, slab, un.s, c, tid, flags)) continue;
+                if (p.splits > 1 && !split_reduce<C>(acc[q], p, slab, un.s, c, tid, flags)) {
+                    for (int b = 0; b < epi_bars; b++) named_bar_sync(1 + c, 128);   /* not the last split */
+                    continue;
+                }
             }
             epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red);
         }

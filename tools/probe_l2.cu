@@ -7,7 +7,8 @@
  *   warm: samples back to back on the same buffer (x as the previous layer would have left it).
  * Parts:
  *   1. size sweep, flat grid-stride stream (132 x 8 blocks of 256 threads): per-byte time against size says
- *      whether x stays L2-resident (a step between sizes) and what DRAM rate a stream reaches;
+ *      whether x stays L2-resident (a step between sizes) and what DRAM rate a stream reaches; its 128 and 256 MiB
+ *      rows are W's bytes at N = K = 8192 (bf16 / tf32): the fastest a bare read of W goes, event timed, cold;
  *      same with an L2::evict_last cache policy on the loads;
  *   2. the headline shape as rows (M = 1024 rows of 32 KiB fp32 / 16 KiB bf16): block-per-row layouts,
  *      which is what classify needs (one max per row), with different loads in flight per thread;
@@ -178,7 +179,7 @@ int main() {
     int l2 = 0;
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
     fprintf(stderr, "SMs %d, L2 %d bytes\n", sms, l2);
-    const int64_t kMax = 64ll << 20, kFlush = 256ll << 20;
+    const int64_t kMax = 256ll << 20, kFlush = 256ll << 20;
     uint4 *x, *f;
     CK(cudaMalloc(&x, kMax));
     CK(cudaMalloc(&f, kFlush));
@@ -200,7 +201,7 @@ int main() {
     /* floor: an empty launch */
     for (int cold = 0; cold < 2; cold++)
         line("launch", "empty_1block", 0, cold, time_us([&] { stream_kernel<false><<<1, 256>>>(x, 0, g_sink); }, cold, reps));
-    const int mib[] = {4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64};
+    const int mib[] = {4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 128, 256};   /* 128 / 256: W of N = K = 8192, bf16 / fp32 */
     for (int mb : mib) {
         const int64_t bytes = (int64_t)mb << 20;
         for (int cold = 0; cold < 2; cold++) {
