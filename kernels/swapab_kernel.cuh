@@ -636,12 +636,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
 #pragma unroll
         for (int q = 0; q < C::SPC; q++) {
             const int slab = (un.t * C::CONSUMERS + c) * C::SPC + q;
-            /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
             /* every consumer passes the same named barriers per slab, whatever it skips: the split handoff's two
              * (S > 1) and max_dim 1's epilogue's two, so that all reach the fused finish's flag having passed the
              * same number (racecheck: THE FLAG below) */
             const int handoff_bars = C::SPC == 1 && p.splits > 1 ? 2 : 0, epi_bars = p.max_dim == 1 ? 2 : 0;
-            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {   /* rows wholly past N: nothing to write */
+            /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
+            if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {
                 for (int b = 0; b < handoff_bars + epi_bars; b++) named_bar_sync(1 + c, 128);
                 continue;
             }
@@ -669,8 +669,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
          * loads for all 256 threads. compute-sanitizer's racecheck reported this store and the loads as a hazard
          * (runs 75-76) in CTAs whose second consumer's slab lies wholly past N, until that consumer passed its
          * epilogue's two named barriers like the other (the loop above): racecheck orders threads by the barriers
-         * each has passed. Clean since (run 77: the same shapes; run 80: every kernel), but for the same pattern
-         * through the split handoff (a past-N slab beside a split one, run 83): notes/18_small_m.md "Session 13". */
+         * each has passed. Clean since (run 77: the same shapes; run 80: every kernel); the same pattern through
+         * the split handoff (a past-N slab beside a split one, run 83) is clean since every consumer passes the
+         * handoff's barriers too (run 84: racecheck 0 hazards, sanitize.sh 356/356). */
         named_bar_sync(3, T);
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
             finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));

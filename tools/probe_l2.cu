@@ -201,7 +201,8 @@ int main() {
     /* floor: an empty launch */
     for (int cold = 0; cold < 2; cold++)
         line("launch", "empty_1block", 0, cold, time_us([&] { stream_kernel<false><<<1, 256>>>(x, 0, g_sink); }, cold, reps));
-    const int mib[] = {4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 128, 256};   /* 128 / 256: W of N = K = 8192, bf16 / fp32 */
+    /* 128 / 256 MiB: W of N = K = 8192 in bf16 / fp32 */
+    const int mib[] = {4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 128, 256};
     for (int mb : mib) {
         const int64_t bytes = (int64_t)mb << 20;
         for (int cold = 0; cold < 2; cold++) {
