@@ -55,6 +55,7 @@
  */
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,18 +110,49 @@ inline const mg_sab_plan &plan_of(const mg_launch_plan *lp) {
     return *reinterpret_cast<const mg_sab_plan *>(lp->priv.bytes);
 }
 
-/* Weight-side state: a padded copy of W (when its rows are not 16-byte multiples or its base is not 16-byte aligned)
- * and W's descriptors with boxes of 64, 128 and 256 rows (the configurations' W-tile heights) x one 128-byte row of K. */
+/* Weight-side state: W in panels (W PANELS below) and its descriptors with boxes of 64, 128 and 256 rows (the
+ * configurations' W-tile heights) x one panel's 128 bytes. */
 struct State {
-    void *wpad;
+    void *wpack;
     CUtensorMap w64, w128, w256;
 };
 
 void state_release(void *state) {
     State *s = static_cast<State *>(state);
     if (!s) return;
-    if (s->wpad) cudaFree(s->wpad); /* release cannot report; a failed free leaks at worst */
+    if (s->wpack) cudaFree(s->wpack); /* release cannot report; a failed free leaks at worst */
     free(s);
+}
+
+/* W PANELS. prepare copies W (N x K, K-major, any alignment) into cdiv(K, SUB_K) panels of 128-byte columns: panel q
+ * holds columns q SUB_K .. q SUB_K + SUB_K - 1 of every row, row n at byte (q N + n) x 128, zeros past K (SUB_K = 64
+ * bf16 / 32 fp32: one 128B-swizzle row). A TMA box of R rows of one panel is then R x 128 contiguous bytes, the same
+ * bytes a box of the row-major W would bring (so the same swizzled tile in shared memory), and the W tiles that the
+ * CTAs stream at one k-block lie in one 1 MiB panel (N = 8192 bf16) instead of 128 B x 64 rows spread over all of W.
+ * The copy also replaces the padded copy that misaligned or odd-K rows needed. Costs N x cdiv(K, SUB_K) x 128 bytes of
+ * device memory per prepared plan and one pass over W at mg_set_weights. */
+template <class U>   /* U: the element's bits (uint16_t bf16, uint32_t fp32) */
+__global__ void __launch_bounds__(256) pack_panels(const U *__restrict__ w, U *__restrict__ out, int n, int k,
+                                                   long long chunks) {
+    constexpr int V = 16 / (int)sizeof(U), SUB = 128 / (int)sizeof(U);   /* elements per 16-byte chunk, per panel row */
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < chunks;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int c = (int)(i % 8);
+        const long long r = i / 8;   /* = q N + row */
+        const int row = (int)(r % n), q = (int)(r / n);
+        const int k0 = q * SUB + c * V;
+        const U *src = w + (size_t)row * (size_t)k + k0;
+        uint4 v;
+        if (k0 + V <= k && (reinterpret_cast<uintptr_t>(src) & 15) == 0) {
+            v = __ldg(reinterpret_cast<const uint4 *>(src));
+        } else {
+            U e[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) e[j] = k0 + j < k ? src[j] : U(0);
+            memcpy(&v, e, 16);
+        }
+        reinterpret_cast<uint4 *>(out)[i] = v;
+    }
 }
 
 mg_status sab_supports(const mg_problem *p, int sm) {
@@ -159,19 +191,18 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     return MG_OK;
 }
 
-/* W's descriptor: N rows x K columns, row stride ld elements, boxes of box_rows x one 128-byte row. */
-mg_status w_map(CUtensorMap *map, const void *base, const mg_problem *p, int64_t ld, int box_rows) {
+/* W's descriptor over the panels: boxes of box_rows x one panel's 128 bytes. */
+mg_status w_map(CUtensorMap *map, const void *base, const mg_problem *p, long long panels, int box_rows) {
     const bool bf16 = p->prec == MG_PREC_BF16;
     const size_t eb = bf16 ? 2 : 4;
-    return mg_make_tma_2d(map, base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                          (uint64_t)p->n, (uint64_t)p->k, (uint64_t)ld * eb, (uint32_t)box_rows,
-                          (uint32_t)(128 / eb), CU_TENSOR_MAP_SWIZZLE_128B);
+    return mg_make_tma_3d(map, base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                          (uint64_t)panels, (uint64_t)p->n, (uint64_t)(128 / eb), 128, (uint64_t)p->n * 128,
+                          (uint32_t)box_rows, (uint32_t)(128 / eb), CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
 mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,
                       void *stream) {
     (void)b;
-    (void)dev;
     mg_status st = sab_supports(p, 0);
     if (st != MG_OK) return st;
     if (p->n == 0 || p->k == 0) return MG_OK; /* no k-blocks: the kernel never reads W */
@@ -180,26 +211,28 @@ mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, 
     if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_swapab: host allocation failed");
     memset(h, 0, sizeof(State));
     const size_t eb = mg_elem_bytes(p->prec);
-    const void *base = w;
-    int64_t ld = p->k;
-    if (((size_t)p->k * eb) % 16 != 0 || !(p->align & MG_ALIGN_W16)) {
-        ld = mg_sab_padded_ld(p->k, (int)eb);
-        const size_t bytes = (size_t)p->n * (size_t)ld * eb;
-        cudaError_t e = cudaMalloc(&h->wpad, bytes);
-        if (e != cudaSuccess) {
-            h->wpad = NULL;
-            st = mg_set_error(e == cudaErrorMemoryAllocation ? MG_ERR_OUT_OF_MEMORY : MG_ERR_CUDA,
-                              "cudaMalloc of %zu bytes for wgmma_swapab's padded W: %s", bytes, cudaGetErrorString(e));
-        } else {
-            e = cudaMemcpy2DAsync(h->wpad, (size_t)ld * eb, w, (size_t)p->k * eb, (size_t)p->k * eb, (size_t)p->n,
-                                  cudaMemcpyDeviceToDevice, (cudaStream_t)stream);
-            if (e != cudaSuccess) st = mg_set_error(MG_ERR_CUDA, "wgmma_swapab: padding W: %s", cudaGetErrorString(e));
-        }
-        base = h->wpad;
+    const long long sub = (long long)(128 / eb), panels = (p->k + sub - 1) / sub, chunks = panels * p->n * 8;
+    const size_t bytes = (size_t)chunks * 16;
+    cudaError_t e = cudaMalloc(&h->wpack, bytes);
+    if (e != cudaSuccess) {
+        h->wpack = NULL;
+        st = mg_set_error(e == cudaErrorMemoryAllocation ? MG_ERR_OUT_OF_MEMORY : MG_ERR_CUDA,
+                          "cudaMalloc of %zu bytes for wgmma_swapab's W panels: %s", bytes, cudaGetErrorString(e));
+    } else {
+        const int sms = dev && dev->num_sms > 0 ? dev->num_sms : 132;
+        const long long blocks = std::min<long long>((chunks + 255) / 256, 8LL * sms);
+        if (eb == 2)
+            pack_panels<uint16_t><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(
+                static_cast<const uint16_t *>(w), static_cast<uint16_t *>(h->wpack), p->n, p->k, chunks);
+        else
+            pack_panels<uint32_t><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(
+                static_cast<const uint32_t *>(w), static_cast<uint32_t *>(h->wpack), p->n, p->k, chunks);
+        e = cudaGetLastError();
+        if (e != cudaSuccess) st = mg_set_error(MG_ERR_CUDA, "wgmma_swapab: packing W: %s", cudaGetErrorString(e));
     }
-    if (st == MG_OK) st = w_map(&h->w64, base, p, ld, 64);
-    if (st == MG_OK) st = w_map(&h->w128, base, p, ld, 128);
-    if (st == MG_OK) st = w_map(&h->w256, base, p, ld, 256);
+    if (st == MG_OK) st = w_map(&h->w64, h->wpack, p, panels, 64);
+    if (st == MG_OK) st = w_map(&h->w128, h->wpack, p, panels, 128);
+    if (st == MG_OK) st = w_map(&h->w256, h->wpack, p, panels, 256);
     if (st != MG_OK) {
         state_release(h);
         return st;

@@ -167,6 +167,25 @@ __device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtens
         : "memory");
 }
 
+/* The 3D forms (kernel 8's W in panels, kernels/08_wgmma_swapab.cu): the box at (c0, c1, c2), c0 along the
+ * contiguous dimension. */
+__device__ __forceinline__ void mg_tma_load_3d(void *dst, const CUtensorMap *tmap, uint64_t *bar, int32_t c0,
+                                               int32_t c1, int32_t c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+__device__ __forceinline__ void mg_tma_load_3d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
+                                                         int32_t c0, int32_t c1, int32_t c2, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+        : "memory");
+}
+
 /* ============================================================================================== */
 /* Clusters (kernel 8's clusters of 2; kernel 4's cluster-2 form was removed: notes/04_wgmma_ws.md)  */
 /* ============================================================================================== */
@@ -527,6 +546,46 @@ static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUten
                             "cuTensorMapEncodeTiled failed (CUresult %d) for %llu x %llu, stride %llu B, box %u x %u",
                             (int)r, (unsigned long long)rows, (unsigned long long)cols,
                             (unsigned long long)row_stride_bytes, box_rows, box_cols);
+    return MG_OK;
+}
+
+/* Encodes a 3D tensor of panels for TMA loads: panels x rows x cols elements of dtype at base, consecutive rows
+ * row_stride_bytes apart and consecutive panels panel_stride_bytes apart; each load brings box_rows x box_cols of one
+ * panel. Out-of-bounds elements (rows past `rows`, panels past `panels`) read as zero. The box and swizzle checks
+ * are mg_make_tma_2d's (a 2D map of one panel is encoded first, then the 3D one). */
+static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
+                                       uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                                       uint64_t panel_stride_bytes, uint32_t box_rows, uint32_t box_cols,
+                                       CUtensorMapSwizzle swizzle) {
+    mg_status st = mg_make_tma_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
+    if (st != MG_OK) return st;
+    if (panels < 1 || panels > (1ull << 32))
+        return mg_set_error(MG_ERR_UNSUPPORTED, "TMA tensor dims must be in 1 .. 2^32 (got %llu panels)",
+                            (unsigned long long)panels);
+    if (panel_stride_bytes % 16 != 0 || panel_stride_bytes >= (1ull << 40) ||
+        panel_stride_bytes < rows * row_stride_bytes)
+        return mg_set_error(MG_ERR_UNSUPPORTED,
+                            "TMA panel stride must be a multiple of 16 bytes, >= rows x row stride and < 2^40 (got %llu "
+                            "bytes for %llu rows of %llu)",
+                            (unsigned long long)panel_stride_bytes, (unsigned long long)rows,
+                            (unsigned long long)row_stride_bytes);
+    const char *why = nullptr;
+    PFN_cuTensorMapEncodeTiled_v12000 encode = mg_tma_encode_fn(&why);
+    if (!encode) return mg_set_error(MG_ERR_CUDA, "cannot get cuTensorMapEncodeTiled: %s", why ? why : "unknown");
+    const cuuint64_t gdim[3] = {cols, rows, panels};
+    const cuuint64_t gstride[2] = {row_stride_bytes, panel_stride_bytes};
+    const cuuint32_t box[3] = {box_cols, box_rows, 1};
+    const cuuint32_t estride[3] = {1, 1, 1};
+    CUresult r = encode(map, dtype, 3, const_cast<void *>(base), gdim, gstride, box, estride,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+        return mg_set_error(MG_ERR_CUDA,
+                            "cuTensorMapEncodeTiled failed (CUresult %d) for %llu panels x %llu x %llu, strides %llu / "
+                            "%llu B, box %u x %u",
+                            (int)r, (unsigned long long)panels, (unsigned long long)rows, (unsigned long long)cols,
+                            (unsigned long long)row_stride_bytes, (unsigned long long)panel_stride_bytes, box_rows,
+                            box_cols);
     return MG_OK;
 }
 

@@ -199,7 +199,8 @@ __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db)
 /* Kernel parameters (__grid_constant__: TMA needs the descriptors' param-space address). Everything but the
  * descriptors and pointers is a field of the launch plan (mg_sab_plan). */
 struct Params {
-    CUtensorMap w;      /* W (N x K), boxes of WROWS x SUB_K */
+    CUtensorMap w;      /* W in panels (cdiv(K, SUB_K) x N x SUB_K: 08_wgmma_swapab.cu's W PANELS), boxes of
+                         * WROWS x SUB_K of one panel */
     CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K (x multicast: XH0 x SUB_K, rank 0's half) */
     CUtensorMap x1;     /* cluster 2: boxes of XH1 x SUB_K (rank 1's half); unused otherwise */
     const void *bias;
@@ -289,18 +290,19 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
             mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
             for (int j = 0; j < ns; j++) {
                 const int kc = kb * C::BK + j * C::SUB_K;
+                const int pw = kb * C::KSUB + j;   /* W's panel: its 128-byte column kc .. kc + SUB_K - 1 */
                 if constexpr (C::CLUSTER == 1) {
-                    mg_tma_load_2d(sp + j * C::W_SUB, &p.w, &full[st], kc, n0);
+                    mg_tma_load_3d(sp + j * C::W_SUB, &p.w, &full[st], 0, n0, pw);
                     mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
                 } else if (p.wcast) {   /* my half of the W box into both CTAs, my whole x box (KSUB = 1: j = 0) */
-                    mg_tma_load_2d_multicast(sp + rank * (C::WROWS / 2) * 128, &p.w, &full[st], kc,
-                                             n0 + rank * (C::WROWS / 2), (uint16_t)3);
+                    mg_tma_load_3d_multicast(sp + rank * (C::WROWS / 2) * 128, &p.w, &full[st], 0,
+                                             n0 + rank * (C::WROWS / 2), pw, (uint16_t)3);
                     mg_tma_load_2d(sp + C::W_BYTES, &p.x, &full[st], kc, x0);
                 } else if (rank == 0) {   /* my W tile; my half of x into both CTAs (KSUB = 1: j = 0) */
-                    mg_tma_load_2d(sp, &p.w, &full[st], kc, n0);
+                    mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
                     mg_tma_load_2d_multicast(sp + C::W_BYTES, &p.x, &full[st], kc, x0, (uint16_t)3);
                 } else {
-                    mg_tma_load_2d(sp, &p.w, &full[st], kc, n0);
+                    mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
                     mg_tma_load_2d_multicast(sp + C::W_BYTES + C::XH0 * 128, &p.x1, &full[st], kc, x0 + C::XH0,
                                              (uint16_t)3);
                 }
