@@ -57,6 +57,10 @@
  *              partial[slab * M + i] (i = xt NX + the tile's row: every x row is in exactly one x tile).
  *   max_dim 0  for each W row j: max over the tile's x rows i < M: over the thread's columns, __shfl_xor 1, 2 ->
  *              partial[xt * N + j] (one partial row per x tile: every W row belongs to exactly one slab).
+ * BIAS EARLY. Each consumer thread loads its two W rows' bias before the unit's k-loop, so the load (a DRAM round trip
+ *   when cold, ~0.6 us) completes under the stream instead of on the kernel's tail (run 86's per-CTA timeline: the
+ *   tail after the last k-block was ~3 us at M <= 64, the epilogue ~0.85 of it); for the same reason the producer's
+ *   thread prefetches the descriptors before it initialises the barriers.
  * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after this one). Beside
  *   the partial rows, each epilogue folds its result into the workspace's finish area with an order-free atomic, so
  *   the bits never depend on who came first:
@@ -472,16 +476,23 @@ __device__ __forceinline__ bool split_reduce(float (&acc)[C::NACC], const Params
     return true;
 }
 
-/* The fused epilogue of consumer c's slab (64 W rows from 64 slab) against x tile xt: bias, masks, NaN-propagating max
- * into the partial maxima (the file header). */
+/* The bias of this thread's two W rows of a slab (0 past N). Loaded before the slab's k-loop (BIAS EARLY in the
+ * file header): after it, a cold load is a DRAM round trip on the kernel's tail. */
+template <class C>
+__device__ __forceinline__ float2 slab_bias(const Params &p, int slab, int warp, int lane) {
+    const typename C::T *bias = static_cast<const typename C::T *>(p.bias);
+    const int j0 = slab * MG_SAB_SLAB + warp * 16 + lane / 4, j1 = j0 + 8;   /* this thread's W rows */
+    return make_float2(j0 < p.n ? mg_to_f32(bias[j0]) : 0.f, j1 < p.n ? mg_to_f32(bias[j1]) : 0.f);
+}
+
+/* The fused epilogue of consumer c's slab (64 W rows from 64 slab) against x tile xt: bias (bb: slab_bias),
+ * masks, NaN-propagating max into the partial maxima (the file header). */
 template <class C>
 __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int xt, int c,
-                                         int warp, int lane, int tid, float *red) {
-    using E = typename C::T;
-    const E *bias = static_cast<const E *>(p.bias);
+                                         int warp, int lane, int tid, float *red, float2 bb) {
     const int j0 = slab * MG_SAB_SLAB + warp * 16 + lane / 4, j1 = j0 + 8;   /* this thread's W rows */
     const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
-    const float b0 = ok0 ? mg_to_f32(bias[j0]) : 0.f, b1 = ok1 ? mg_to_f32(bias[j1]) : 0.f;
+    const float b0 = bb.x, b1 = bb.y;
     const int x0 = xt * C::NX, M = p.m, mt = p.m - x0;   /* the tile's first x row; its rows < M: i < mt */
     if (p.max_dim == 1) {
         /* v[jj], jj = 2q + e: the max over the thread's two W rows of x row 8q + 2(lane%4) + e */
@@ -584,6 +595,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 
     if (threadIdx.x == 0) {
+        /* the producer's thread: the descriptors' first fetch starts before anything else (a DRAM round trip when cold) */
+        if (p.nk > 0) {
+            mg_tma_prefetch_desc(&p.w);
+            mg_tma_prefetch_desc(&p.x);
+        }
         for (int s = 0; s < C::STAGES; s++) {
             mg_mbar_init(&full[s], 1);
             mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
@@ -604,11 +620,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     if (wg == 0) {
         /* ---------------- producer ---------------- */
         mg_setmaxnreg_dec<kProducerRegs>();
-        if (tid == 0 && p.nk > 0) {
-            mg_tma_prefetch_desc(&p.w);
-            mg_tma_prefetch_desc(&p.x);
-            produce<C>(p, smem, full, empty);
-        }
+        if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
         /* cluster 2: no CTA leaves while its peer may still multicast into it or arrive on its barriers */
         if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();
         return; /* every issued load is consumed by the consumers, which keep the CTA alive */
@@ -630,6 +642,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             for (int i = 0; i < C::NACC; i++) acc[q][i] = 0.f;
             mg_fence_acc(acc[q]); /* the zeros are materialised before the wgmma.fence of the first k-iteration */
         }
+        float2 bias[C::SPC];   /* BIAS EARLY: the loads are in flight under the k-loop */
+#pragma unroll
+        for (int q = 0; q < C::SPC; q++) bias[q] = slab_bias<C>(p, (un.t * C::CONSUMERS + c) * C::SPC + q, warp, lane);
         it = kloop<C>(acc, p, smem, zero, full, empty, it, kb0, kb1, c, lane);
         mg_wgmma_wait<0>();
 #pragma unroll
@@ -653,16 +668,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
                     continue;
                 }
             }
-            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red);
+            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, bias[q]);
         }
     }
     if (p.fused) {
-        /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done */
+        /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done:
+         * the consumers' barrier, then one thread's fence and release (cumulative over what the barrier ordered
+         * before it: cooperative groups' grid sync arrives the same way). One fence per CTA, not 256 in a row
+         * (run 86's timeline: the arrival took ~0.9 us of every CTA's tail with a fence per thread). */
         constexpr int T = 128 * C::CONSUMERS;
         const int t = (int)threadIdx.x - 128;
-        __threadfence();
         named_bar_sync(3, T);
         if (t == 0) {
+            __threadfence();
             const int last = atom_add_acq_rel_gpu(p.done, 1) == (int)gridDim.x - 1;
             if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
             flags[2] = last;
