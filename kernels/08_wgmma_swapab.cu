@@ -47,11 +47,10 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 83, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.041 ms md1
- * (1.03-1.07x; the GEMM at ~80% of DRAM peak), M = 128 as 2 x n64 (w128_n64) 0.043 ms (1.10x md1), M = 300 0.073 ms
- * (0.98 / 1.01x, md1 / md0), M = 384 in clusters of 2 (W multicast) 0.088 ms (1.03x), M = 600 (256-row W tiles)
- * 0.121 ms (1.03 / 1.06x); tf32 M = 8-64 1.08-1.20x, M = 600 1.28-1.29x (notes/18_small_m.md "Session 13"). The fused
- * finish: +1-3% at bf16 md1 M = 96-300 against fuse=off (runs 73, 76).
+ * measured (H200, run 87, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.040 ms md1 (1.06-1.09x;
+ * the W stream within 4% of a bare read's rate, ~8 us of fixed cost against its 3.6: bench/matrix_wstream.txt),
+ * M = 128 as 2 x n64 0.044 ms (1.08x md1), M = 256-300 1.00-1.02x, M = 600 0.122 ms (1.04 / 1.07x); tf32 M = 2-64
+ * 1.06-1.23x, M = 600 1.29x (notes/18_small_m.md "Session 15"). W in panels: +3.5% on the W-stream rows (run 85).
  */
 #include <cuda_runtime.h>
 
