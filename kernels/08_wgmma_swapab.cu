@@ -19,9 +19,10 @@
  * partial maxima per 64-row W slab (max_dim 1: cdiv(N, 64) partial rows; max_dim 0: one).
  * Design choices that differ from the brief (issue 18 item 1+2): (1) max_dim 1 reduces per 64-row slab, not per
  * 128-row tile: the two consumers never meet (no cross-warpgroup barrier), at the cost of twice the partial rows for
- * the finalize (64 KiB more to read at M = 256); (2) every unit's W box is loaded as bk / (128 B) boxes per stage
- * (bk = 128 bf16 / 64 tf32 for NX <= 64: 256 contiguous bytes of each W row per stage, for DRAM page locality; a
- * tile_configs knob to tune), and a box wholly past K in the last k-block is not loaded: its wgmmas read an 8 KiB zero
+ * the finalize (64 KiB more to read at M = 256); (2) W is read from a copy in 128-byte-column panels (W PANELS
+ * below: every W box is contiguous; +3.5% on the W-stream rows, run 85), bk / (128 B) boxes per stage (bk = 128
+ * bf16 / 64 tf32 for NX <= 64; a tile_configs knob to tune), and a box wholly past K in the last k-block is not
+ * loaded: its wgmmas read an 8 KiB zero
  * box in shared memory (a select; a wgmma under a branch is serialised by ptxas); (3) the x copy is made for a
  * misaligned x base too (it is small); (4) the grid is persistent (min(units, SMs) CTAs walking the units), so a
  * CTA's next unit loads under its split handoff and epilogue; (5) clusters of 2 (an option, mg_options.cluster, or a
@@ -37,9 +38,9 @@
  *
  * Shapes: any N >= 1, K >= 0, 1 <= M <= 1024 (supports() refuses larger M, where kernel 4's 128 x 256 tiles win, and
  * fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
- * 16-byte multiples (K * element size % 16 != 0: K = 1, 129, 257, ...) or not 16-byte aligned bases: W is copied once
- * with padded rows in prepare (as kernel 4), x per call into the workspace (the plan says so); the TMA descriptors
- * still say K columns, so the padding is never read.
+ * 16-byte multiples (K * element size % 16 != 0: K = 1, 129, 257, ...) or not 16-byte aligned bases: W's panels
+ * (made for every W) hold any K and alignment, zero past K; x is copied per call into the workspace with padded
+ * rows (the plan says so), its descriptor still saying K columns, so the padding is never read.
  * tf32: wgmma .tf32 reads the top 19 bits of each fp32 (truncation), inside the tf32 bar (2e-3), as kernel 4.
  * Split-K is bitwise deterministic: the S partial accumulators are summed in the fixed order 0 .. S - 1 from memory
  * by whichever split arrives last (no float atomics); S > 1 differs from S = 1 only by the order of fp32 sums.

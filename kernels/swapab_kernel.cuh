@@ -476,12 +476,17 @@ __device__ __forceinline__ bool split_reduce(float (&acc)[C::NACC], const Params
     return true;
 }
 
+/* The first of this thread's two W rows of a slab (the accumulator layout in the file header); the other is 8 below. */
+__device__ __forceinline__ int slab_row0(int slab, int warp, int lane) {
+    return slab * MG_SAB_SLAB + warp * 16 + lane / 4;
+}
+
 /* The bias of this thread's two W rows of a slab (0 past N). Loaded before the slab's k-loop (BIAS EARLY in the
  * file header): after it, a cold load is a DRAM round trip on the kernel's tail. */
 template <class C>
 __device__ __forceinline__ float2 slab_bias(const Params &p, int slab, int warp, int lane) {
     const typename C::T *bias = static_cast<const typename C::T *>(p.bias);
-    const int j0 = slab * MG_SAB_SLAB + warp * 16 + lane / 4, j1 = j0 + 8;   /* this thread's W rows */
+    const int j0 = slab_row0(slab, warp, lane), j1 = j0 + 8;
     return make_float2(j0 < p.n ? mg_to_f32(bias[j0]) : 0.f, j1 < p.n ? mg_to_f32(bias[j1]) : 0.f);
 }
 
@@ -490,7 +495,7 @@ __device__ __forceinline__ float2 slab_bias(const Params &p, int slab, int warp,
 template <class C>
 __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int xt, int c,
                                          int warp, int lane, int tid, float *red, float2 bb) {
-    const int j0 = slab * MG_SAB_SLAB + warp * 16 + lane / 4, j1 = j0 + 8;   /* this thread's W rows */
+    const int j0 = slab_row0(slab, warp, lane), j1 = j0 + 8;   /* this thread's W rows */
     const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
     const float b0 = bb.x, b1 = bb.y;
     const int x0 = xt * C::NX, M = p.m, mt = p.m - x0;   /* the tile's first x row; its rows < M: i < mt */
