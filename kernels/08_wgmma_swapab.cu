@@ -7,13 +7,14 @@
  * 192, 256 holding M (tile_configs/wgmma_swapab.cfg, one instantiation each). Above 256 rows x is cut into several x
  * tiles of one width, the two-consumer one that wastes least (waves x NX: M = 300 and 600 as 2 and 4 x n152, 384 and
  * 768 as 2 and 4 x n192, 512 and 1024 as 2 and 4 x n256), the x tiles of a W tile neighbours in the grid so that they
- * read it from L2 together: the fine N side of wgmma is the mid-M tile shape kernel 4 lacks (issue 18 item 3). Both operands stay K-major as they are in
- * memory (x M x K, W N x K), so both come by TMA with the 128B swizzle as in kernel 4. At N = K = 8192 and M <= 64
+ * read it from L2 together: the fine N side of wgmma is the mid-M tile shape kernel 4 lacks (issue 18 item 3). Both
+ * operands stay K-major as they are in memory (x M x K, W N x K), so both come by TMA with the 128B swizzle as in kernel 4. At N = K = 8192 and M <= 64
  * the forward is a W stream (128 MiB bf16; floor ~31.5 us at the measured copy rate): 128 CTAs each stream a
  * 64-row panel of W (1 MiB) through a deep ring (96-192 KiB of W in flight per SM, 6-12 stages) while x's few rows
  * ride along from L2. From M = 65 two consumers share each x box (128 W rows per tile, 64 tiles) and K is split in two
- * (S = 2, 128 CTAs), so x's L2 traffic per W byte halves. The design, role by role: kernels/swapab_kernel.cuh; every
- * launch choice (NX, consumers, stages, S, grid, padding, workspace): src/swapab_policy.h (CPU-tested).
+ * (S = 2, 128 CTAs), so x's L2 traffic per W byte halves. The design, role by role: kernels/swapab_kernel.cuh (its
+ * fused finish kernels/swapab_finish.cuh, its parameters kernels/swapab_params.cuh); every launch choice (NX,
+ * consumers, stages, S, grid, padding, workspace): src/swapab_policy.h (CPU-tested).
  * What changed from kernel 4: the operand roles (W on wgmma's M side), one tile of x rows for all of M, a ring as
  * deep as shared memory allows, split-K with a last-arriver fix-up instead of stream-K with waiting owners, and
  * partial maxima per 64-row W slab (max_dim 1: cdiv(N, 64) partial rows; max_dim 0: one).
@@ -124,13 +125,15 @@ void state_release(void *state) {
     free(s);
 }
 
-/* W PANELS. prepare copies W (N x K, K-major, any alignment) into cdiv(K, SUB_K) panels of 128-byte columns: panel q
- * holds columns q SUB_K .. q SUB_K + SUB_K - 1 of every row, row n at byte (q N + n) x 128, zeros past K (SUB_K = 64
- * bf16 / 32 fp32: one 128B-swizzle row). A TMA box of R rows of one panel is then R x 128 contiguous bytes, the same
- * bytes a box of the row-major W would bring (so the same swizzled tile in shared memory), and the W tiles that the
+/* W PANELS. prepare copies W (N x K, K-major, rows at any alignment, elements aligned to their size: prepare checks)
+ * into cdiv(K, SUB_K) panels of 128-byte columns: panel q holds columns q SUB_K .. q SUB_K + SUB_K - 1 of every row,
+ * row n at byte (q N + n) x 128, zeros past K (SUB_K = 64 bf16 / 32 fp32: one 128B-swizzle row). A TMA box of R rows
+ * of one panel is then R x 128 contiguous bytes, the same bytes a box of the row-major W would bring (so the same swizzled tile in shared memory), and the W tiles that the
  * CTAs stream at one k-block lie in one 1 MiB panel (N = 8192 bf16) instead of 128 B x 64 rows spread over all of W.
  * The copy also replaces the padded copy that misaligned or odd-K rows needed. Costs N x cdiv(K, SUB_K) x 128 bytes of
  * device memory per prepared plan and one pass over W at mg_set_weights. */
+constexpr long long kPackBlocksUnknownSms = 1024;   /* pack_panels' grid when the SM count is not known */
+
 template <class U>   /* U: the element's bits (uint16_t bf16, uint32_t fp32) */
 __global__ void __launch_bounds__(256) pack_panels(const U *__restrict__ w, U *__restrict__ out, int n, int k,
                                                    long long chunks) {
@@ -184,7 +187,8 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     char why[160];
     const mg_sab_opts so = {opt ? opt->splits : 0, opt ? opt->x_tile : 0, opt ? opt->cluster : 0,
                             opt ? (int)opt->fuse : 0};
-    if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl, &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
+    if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl,
+                         &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
     lp->fused_finalize = pl.fused;
     mg_sab_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
@@ -206,6 +210,10 @@ mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, 
     mg_status st = sab_supports(p, 0);
     if (st != MG_OK) return st;
     if (p->n == 0 || p->k == 0) return MG_OK; /* no k-blocks: the kernel never reads W */
+    if (!w) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL W");
+    if ((uintptr_t)w % mg_elem_bytes(p->prec) != 0)   /* pack_panels reads W by elements (16 bytes where aligned) */
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: W (%p) is not aligned to its %zu-byte elements", w,
+                            mg_elem_bytes(p->prec));
     /* CUtensorMap is alignas(64) or alignas(128) depending on the CUDA version; sizeof is a multiple of it */
     State *h = static_cast<State *>(aligned_alloc(alignof(State), sizeof(State)));
     if (!h) return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_swapab: host allocation failed");
@@ -219,8 +227,9 @@ mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, 
         st = mg_set_error(e == cudaErrorMemoryAllocation ? MG_ERR_OUT_OF_MEMORY : MG_ERR_CUDA,
                           "cudaMalloc of %zu bytes for wgmma_swapab's W panels: %s", bytes, cudaGetErrorString(e));
     } else {
-        const int sms = dev && dev->num_sms > 0 ? dev->num_sms : 132;
-        const long long blocks = std::min<long long>((chunks + 255) / 256, 8LL * sms);
+        /* a grid-stride copy: any grid is correct; 8 blocks per SM where the device says how many it has */
+        const long long per_grid = dev && dev->num_sms > 0 ? 8LL * dev->num_sms : kPackBlocksUnknownSms;
+        const long long blocks = std::min<long long>((chunks + 255) / 256, per_grid);
         if (eb == 2)
             pack_panels<uint16_t><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>(
                 static_cast<const uint16_t *>(w), static_cast<uint16_t *>(h->wpack), p->n, p->k, chunks);

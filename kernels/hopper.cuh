@@ -498,16 +498,14 @@ static inline PFN_cuTensorMapEncodeTiled_v12000 mg_tma_encode_fn(const char **wh
     return l.fn;
 }
 
-/* Encodes a 2D row-major tensor for TMA loads: rows x cols elements of dtype at base (device memory),
- * consecutive rows row_stride_bytes apart; each load brings a box_rows x box_cols box (box_cols along the
- * contiguous dimension). Out-of-bounds elements of a box read as zero. L2 promotion 256 B.
- * Returns MG_OK, or MG_ERR_UNSUPPORTED / MG_ERR_CUDA with a message naming the violated constraint. */
-static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t rows,
-                                       uint64_t cols, uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
-                                       CUtensorMapSwizzle swizzle) {
-    if (!map || !base) return mg_set_error(MG_ERR_INVALID_ARG, "mg_make_tma_2d: NULL descriptor or base pointer");
+/* The checks of a 2D row-major TMA tensor (mg_make_tma_2d's arguments; also each panel of mg_make_tma_3d): MG_OK, or
+ * MG_ERR_INVALID_ARG / MG_ERR_UNSUPPORTED with a message naming the violated constraint. */
+static inline mg_status mg_tma_check_2d(const CUtensorMap *map, const void *base, CUtensorMapDataType dtype,
+                                        uint64_t rows, uint64_t cols, uint64_t row_stride_bytes, uint32_t box_rows,
+                                        uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+    if (!map || !base) return mg_set_error(MG_ERR_INVALID_ARG, "mg_make_tma: NULL descriptor or base pointer");
     const size_t eb = mg_tma_elem_bytes(dtype);
-    if (eb == 0) return mg_set_error(MG_ERR_UNSUPPORTED, "mg_make_tma_2d: unsupported data type %d", (int)dtype);
+    if (eb == 0) return mg_set_error(MG_ERR_UNSUPPORTED, "mg_make_tma: unsupported data type %d", (int)dtype);
     if ((uintptr_t)base % 16 != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "TMA needs a 16-byte aligned base address (got %p)", base);
     if (rows < 1 || cols < 1 || rows > (1ull << 32) || cols > (1ull << 32))
@@ -530,6 +528,18 @@ static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUten
     if (span && box_cols * eb > span)
         return mg_set_error(MG_ERR_UNSUPPORTED, "TMA box row of %zu bytes exceeds the %zu-byte swizzle span",
                             box_cols * eb, span);
+    return MG_OK;
+}
+
+/* Encodes a 2D row-major tensor for TMA loads: rows x cols elements of dtype at base (device memory),
+ * consecutive rows row_stride_bytes apart; each load brings a box_rows x box_cols box (box_cols along the
+ * contiguous dimension). Out-of-bounds elements of a box read as zero. L2 promotion 256 B.
+ * Returns MG_OK, or MG_ERR_UNSUPPORTED / MG_ERR_CUDA with a message naming the violated constraint. */
+static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t rows,
+                                       uint64_t cols, uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
+                                       CUtensorMapSwizzle swizzle) {
+    const mg_status st = mg_tma_check_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
+    if (st != MG_OK) return st;
     const char *why = nullptr;
     PFN_cuTensorMapEncodeTiled_v12000 encode = mg_tma_encode_fn(&why);
     if (!encode) return mg_set_error(MG_ERR_CUDA, "cannot get cuTensorMapEncodeTiled: %s", why ? why : "unknown");
@@ -552,12 +562,12 @@ static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUten
 /* Encodes a 3D tensor of panels for TMA loads: panels x rows x cols elements of dtype at base, consecutive rows
  * row_stride_bytes apart and consecutive panels panel_stride_bytes apart; each load brings box_rows x box_cols of one
  * panel. Out-of-bounds elements (rows past `rows`, panels past `panels`) read as zero. The box and swizzle checks
- * are mg_make_tma_2d's (a 2D map of one panel is encoded first, then the 3D one). */
+ * are one panel's as a 2D tensor (mg_tma_check_2d). */
 static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
                                        uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
                                        uint64_t panel_stride_bytes, uint32_t box_rows, uint32_t box_cols,
                                        CUtensorMapSwizzle swizzle) {
-    mg_status st = mg_make_tma_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
+    const mg_status st = mg_tma_check_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
     if (st != MG_OK) return st;
     if (panels < 1 || panels > (1ull << 32))
         return mg_set_error(MG_ERR_UNSUPPORTED, "TMA tensor dims must be in 1 .. 2^32 (got %llu panels)",

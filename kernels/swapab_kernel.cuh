@@ -3,8 +3,8 @@
  * 08_wgmma_swapab.cu says what the kernel shows and why.
  *
  * THE SWAP. y^T = W x^T: W (N x K) is wgmma's A operand (M side: 64 W rows per consumer warpgroup), x (M x K) its B
- * operand (N side: NX columns, one x tile; cdiv(M, NX) x tiles cover M). Both are K-major in memory as they are, so both come by TMA with the 128B
- * swizzle exactly as in kernel 4 (kernels/hopper.cuh conventions). Accumulator fragment of consumer c, warp w, lane l
+ * operand (N side: NX columns, one x tile; cdiv(M, NX) x tiles cover M). Both are K-major in memory as they are, so
+ * both come by TMA with the 128B swizzle exactly as in kernel 4 (kernels/hopper.cuh conventions). Accumulator fragment of consumer c, warp w, lane l
  * (hopper.cuh's layout with the roles swapped): acc[4q + e] is W row 64 slab + 16w + l/4 (output column j) and x row
  * 8q + 2(l%4) + e (batch row i); acc[4q + 2 + e] the W row 8 below.
  *
@@ -61,24 +61,7 @@
  *   when cold, ~0.6 us) completes under the stream instead of on the kernel's tail (run 86's per-CTA timeline: the
  *   tail after the last k-block was ~3 us at M <= 64, the epilogue ~0.85 of it); for the same reason the producer's
  *   thread prefetches the descriptors before it initialises the barriers.
- * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after this one). Beside
- *   the partial rows, each epilogue folds its result into the workspace's finish area with an order-free atomic, so
- *   the bits never depend on who came first:
- *   max_dim 1  a slab whose row max is NaN or +inf sets bit 31 of fin[i] (atomicOr); one whose row max is -inf adds 1
- *              (atomicAdd); a finite max, the common case, does nothing (no atomic traffic: 128 slabs x M atomics on M
- *              words would serialise). Row i's output is gelu(m - m) = NaN iff bit 31 is set or every slab's max was
- *              -inf (the count = cdiv(N, 64)), else +0 (SEMANTICS.md);
- *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
- *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
- *   Every CTA then counts itself done (fence; atom.acq_rel.gpu on the done counter); the last one zeroes the counter
- *   and writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the words; max_dim 0 the
- *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
- *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
- *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
- *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
- *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. The policy
- *   fuses max_dim 1 by default and max_dim 0 only when asked (fuse=force): one SM's N GELUs cost more than the
- *   finalize kernels they replace (run 72: +5 to +14 us at N = 8192; notes/18_small_m.md "Session 12"). */
+ * THE FUSED FINISH (the plan's fused = 1): kernels/swapab_finish.cuh. */
 #ifndef MG_SWAPAB_KERNEL_CUH
 #define MG_SWAPAB_KERNEL_CUH
 
@@ -90,6 +73,7 @@
 #include "hopper.cuh"
 #include "mg_kernel.h"
 #include "mg_tiles.h"
+#include "swapab_finish.cuh"
 #include "swapab_policy.h"
 
 namespace mgsab {
@@ -198,30 +182,7 @@ __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db)
     }
 }
 
-/* ---- parameters and small helpers ------------------------------------------------------------------------------ */
-
-/* Kernel parameters (__grid_constant__: TMA needs the descriptors' param-space address). Everything but the
- * descriptors and pointers is a field of the launch plan (mg_sab_plan). */
-struct Params {
-    CUtensorMap w;      /* W in panels (cdiv(K, SUB_K) x N x SUB_K: 08_wgmma_swapab.cu's W PANELS), boxes of
-                         * WROWS x SUB_K of one panel */
-    CUtensorMap x;      /* x (M x K), boxes of NX x SUB_K (x multicast: XH0 x SUB_K, rank 0's half) */
-    CUtensorMap x1;     /* cluster 2: boxes of XH1 x SUB_K (rank 1's half); unused otherwise */
-    const void *bias;
-    float *partial;
-    int *count;         /* split counters, one per slab (zero between launches); NULL when S = 1 */
-    float *slots;       /* split slots, S per slab of 64 x NX floats; NULL when S = 1 */
-    int m, n, k, max_dim;
-    int nk, xtiles, splits, units;
-    int slabs;          /* 64-row W slabs = cdiv(N, 64) (the plan's): the md1 finish's all-(-inf) count */
-    int wcast;          /* cluster 2: 1 = W multicast (w: 64-row boxes, x: NX-row boxes), 0 = x multicast */
-    /* the fused finish (THE FUSED FINISH): fused = 1: out (M or N elements of E), the done counter and fin (M or N
-     * words) in the workspace, zero between launches */
-    int fused;
-    void *out;
-    int *done;
-    unsigned *fin;
-};
+/* ---- small helpers (the kernel parameters and named_bar_sync: kernels/swapab_params.cuh) ---------------------- */
 
 /* Unit u's W tile, x tile and split (WORK in the file header). Clusters of 2 (ranks u % 2, the grid and the units
  * are even): W multicast (p.wcast) the mapping of clusters of 1, whose neighbours u, u + 1 share a W tile (an even
@@ -247,9 +208,6 @@ template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty
     }
 }
 
-__device__ __forceinline__ void named_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 
 /* atomicAdd with acquire-release semantics at GPU scope: the split slots stored (and fenced) before it by the other
  * splits are visible to this thread after it. */
@@ -315,93 +273,6 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
     }
 }
 
-/* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
-
-/* max_dim 1: what one slab's row max m records in its row's word (nothing for a finite m). */
-__device__ __forceinline__ void row_record(unsigned *w, float m) {
-    if (m != m || m == INFINITY) atomicOr(w, 0x80000000u);
-    else if (m == -INFINITY) atomicAdd(w, 1u);
-}
-/* max_dim 0: an order-preserving key of a float for atomicMax (NaN above +inf; -inf's key 0x007fffff > 0 = none). */
-__device__ __forceinline__ unsigned col_key(float v) {
-    if (v != v) return 0xffffffffu;
-    const unsigned u = __float_as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__device__ __forceinline__ float col_unkey(unsigned k) {
-    if (k == 0xffffffffu) return __uint_as_float(0x7fffffffu);
-    return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
-}
-
-/* Sum of v over the T consumer threads (t = 0 .. T - 1, named barrier 3) in a fixed order: a xor-shuffle tree per
- * warp, then the warp sums in ascending order. The result is valid in every consumer thread. */
-template <int T> __device__ __forceinline__ double consumers_sum(double v, int t, double *sh) {
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    if (t % 32 == 0) sh[t / 32] = v;
-    named_bar_sync(3, T);
-    double s = 0.0;
-#pragma unroll
-    for (int w = 0; w < T / 32; w++) s += sh[w];
-    return s;
-}
-
-/* The last CTA's finish: the output from fin, fin zeroed for the next launch. T consumer threads, t = 0 .. T - 1;
- * stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
-template <class C>
-__device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh) {
-    constexpr int T = 128 * C::CONSUMERS, B = 8;   /* B loads in flight per thread */
-    using E = typename C::T;
-    E *out = static_cast<E *>(p.out);
-    if (p.max_dim == 1) {
-        const unsigned slabs = (unsigned)p.slabs;
-        for (int i = t; i < p.m; i += T) {
-            const unsigned w = __ldcg(p.fin + i);
-            p.fin[i] = 0u;
-            /* gelu(m - m): m - m is +0 for finite m, NaN for NaN or +-inf (the shared finalize's value bit for bit) */
-            const bool bad = (w & 0x80000000u) || (w & 0x7fffffffu) == slabs;
-            mg_store_out(out, i, mg_gelu_f32(bad ? __uint_as_float(0x7fffffffu) : 0.f));
-        }
-        return;
-    }
-    mg_fence_proxy_async();   /* the ring was last written by TMA (async proxy); now plain stores */
-    double s = 0.0;
-    for (int j0 = t; j0 < p.n; j0 += B * T) {
-        unsigned key[B];
-#pragma unroll
-        for (int q = 0; q < B; q++) key[q] = j0 + q * T < p.n ? __ldcg(p.fin + j0 + q * T) : 0u;
-#pragma unroll
-        for (int q = 0; q < B; q++) {
-            const int j = j0 + q * T;
-            if (j < p.n) {
-                const float c = col_unkey(key[q]);
-                stage[j] = c;
-                p.fin[j] = 0u;
-                s += (double)c;   /* ascending j per thread: a fixed order; NaN and +-inf propagate as in fp64 */
-            }
-        }
-    }
-    const double mu = consumers_sum<T>(s, t, sh) / (double)p.n;
-    /* the thread's own staged columns (no barrier needed), B at a time: independent GELUs the scheduler overlaps */
-    for (int j0 = t; j0 < p.n; j0 += B * T) {
-        float v[B];
-        bool wide = false;
-#pragma unroll
-        for (int q = 0; q < B; q++) {
-            const int j = j0 + q * T;
-            v[q] = j < p.n ? (float)((double)stage[j] - mu) : 0.f;
-            wide |= !(fabsf(v[q]) < 1e30f);
-        }
-        if (!wide) {
-#pragma unroll
-            for (int q = 0; q < B; q++)
-                if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f32(v[q]));
-        } else {   /* c - mu beyond fp32 (or NaN) somewhere: the fp64 form, as the finalize */
-            for (int q = 0; q < B; q++)
-                if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f64((double)stage[j0 + q * T] - mu));
-        }
-    }
-}
-
 /* ---- consumers ------------------------------------------------------------------------------------------------ */
 
 /* One k-iteration of consumer c: wait for the stage, issue its wgmmas (KSUB boxes of 4 k-steps) as one group, then
@@ -443,6 +314,11 @@ __device__ __forceinline__ int kloop(float (&acc)[C::SPC][C::NACC], const Params
         kiter<C>(acc, smem, zero, full, empty, it, kb == kb0, c, lane, C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb));
     return it;
 }
+
+/* The named barriers (1 + c, 128 threads) that split_reduce and max_dim 1's epilogue each pass: a consumer that skips
+ * either passes as many itself (the kernel's unit loop), so that all reach the fused finish's flag having passed the
+ * same number (racecheck: THE FLAG in the kernel). Keep them equal to the barrier counts of the two functions. */
+constexpr int kHandoffBars = 2, kEpilogueBarsMd1 = 2;
 
 /* Split-K handoff of consumer c's slab (S > 1): store the accumulators to slot s, count the arrival; the last of the
  * S splits zeroes the counter and sums the S slots in order 0 .. S - 1 into acc (returns true: it runs the epilogue);
@@ -600,7 +476,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 
     if (threadIdx.x == 0) {
-        /* the producer's thread: the descriptors' first fetch starts before anything else (a DRAM round trip when cold) */
+        /* the producer's thread: the descriptors' first fetch starts before anything else (a DRAM round trip when
+         * cold) */
         if (p.nk > 0) {
             mg_tma_prefetch_desc(&p.w);
             mg_tma_prefetch_desc(&p.x);
@@ -661,7 +538,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             /* every consumer passes the same named barriers per slab, whatever it skips: the split handoff's two
              * (S > 1) and max_dim 1's epilogue's two, so that all reach the fused finish's flag having passed the
              * same number (racecheck: THE FLAG below) */
-            const int handoff_bars = C::SPC == 1 && p.splits > 1 ? 2 : 0, epi_bars = p.max_dim == 1 ? 2 : 0;
+            const int handoff_bars = C::SPC == 1 && p.splits > 1 ? kHandoffBars : 0,
+                      epi_bars = p.max_dim == 1 ? kEpilogueBarsMd1 : 0;
             /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
             if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {
                 for (int b = 0; b < handoff_bars + epi_bars; b++) named_bar_sync(1 + c, 128);

@@ -36,7 +36,7 @@
  * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers and x tiles); max_dim 0 writes one row
  * per x tile, partial[xt * N + j].
  * THE FUSED FINISH (mg_sab_fusable). The kernel's last CTA writes the forward's output itself (the mean and GELU:
- * kernels/swapab_kernel.cuh "THE FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1
+ * kernels/swapab_finish.cuh "THE FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1
  * (M words; measured 0.7-5 us faster, run 72); max_dim 0 is left to the shared finalize, whose kernels spread N GELUs
  * over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: max_dim 0 too, while N <=
  * MG_SAB_FUSE_MAX_N (the last CTA stages the N column maxima in its ring), else refused. OFF: never.

@@ -1,0 +1,125 @@
+/* swapab_finish.cuh: kernel 8's fused finish (kernels/08_wgmma_swapab.cu; the kernel is kernels/swapab_kernel.cuh):
+ * what each epilogue records in the workspace's finish words, and the last CTA's output from them.
+ *
+ * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after kernel 8). Beside
+ *   the partial rows, each epilogue folds its result into the workspace's finish area with an order-free atomic, so
+ *   the bits never depend on who came first:
+ *   max_dim 1  a slab whose row max is NaN or +inf sets bit 31 of fin[i] (atomicOr); one whose row max is -inf adds 1
+ *              (atomicAdd); a finite max, the common case, does nothing (no atomic traffic: 128 slabs x M atomics on M
+ *              words would serialise). Row i's output is gelu(m - m) = NaN iff bit 31 is set or every slab's max was
+ *              -inf (the count = cdiv(N, 64)), else +0 (SEMANTICS.md);
+ *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
+ *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
+ *   Every CTA then counts itself done (fence; atom.acq_rel.gpu on the done counter); the last one zeroes the counter
+ *   and writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the words; max_dim 0 the
+ *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
+ *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
+ *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
+ *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
+ *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. The policy
+ *   fuses max_dim 1 by default and max_dim 0 only when asked (fuse=force): one SM's N GELUs cost more than the
+ *   finalize kernels they replace (run 72: +5 to +14 us at N = 8192; notes/18_small_m.md "Session 12"). */
+#ifndef MG_SWAPAB_FINISH_CUH
+#define MG_SWAPAB_FINISH_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "hopper.cuh"
+#include "mg_kernel.h"
+#include "swapab_params.cuh"
+
+namespace mgsab {
+
+/* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
+
+/* max_dim 1: what one slab's row max m records in its row's word (nothing for a finite m). */
+__device__ __forceinline__ void row_record(unsigned *w, float m) {
+    if (m != m || m == INFINITY) atomicOr(w, 0x80000000u);
+    else if (m == -INFINITY) atomicAdd(w, 1u);
+}
+/* max_dim 0: an order-preserving key of a float for atomicMax (NaN above +inf; -inf's key 0x007fffff > 0 = none). */
+__device__ __forceinline__ unsigned col_key(float v) {
+    if (v != v) return 0xffffffffu;
+    const unsigned u = __float_as_uint(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ float col_unkey(unsigned k) {
+    if (k == 0xffffffffu) return __uint_as_float(0x7fffffffu);
+    return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+/* Sum of v over the T consumer threads (t = 0 .. T - 1, named barrier 3) in a fixed order: a xor-shuffle tree per
+ * warp, then the warp sums in ascending order. The result is valid in every consumer thread. */
+template <int T> __device__ __forceinline__ double consumers_sum(double v, int t, double *sh) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (t % 32 == 0) sh[t / 32] = v;
+    named_bar_sync(3, T);
+    double s = 0.0;
+#pragma unroll
+    for (int w = 0; w < T / 32; w++) s += sh[w];
+    return s;
+}
+
+/* The last CTA's finish: the output from fin, fin zeroed for the next launch. T consumer threads, t = 0 .. T - 1;
+ * stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
+template <class C>
+__device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh) {
+    constexpr int T = 128 * C::CONSUMERS, B = 8;   /* B loads in flight per thread */
+    using E = typename C::T;
+    E *out = static_cast<E *>(p.out);
+    if (p.max_dim == 1) {
+        const unsigned slabs = (unsigned)p.slabs;
+        for (int i = t; i < p.m; i += T) {
+            const unsigned w = __ldcg(p.fin + i);
+            p.fin[i] = 0u;
+            /* gelu(m - m): m - m is +0 for finite m, NaN for NaN or +-inf (the shared finalize's value bit for bit) */
+            const bool bad = (w & 0x80000000u) || (w & 0x7fffffffu) == slabs;
+            mg_store_out(out, i, mg_gelu_f32(bad ? __uint_as_float(0x7fffffffu) : 0.f));
+        }
+        return;
+    }
+    mg_fence_proxy_async();   /* the ring was last written by TMA (async proxy); now plain stores */
+    double s = 0.0;
+    for (int j0 = t; j0 < p.n; j0 += B * T) {
+        unsigned key[B];
+#pragma unroll
+        for (int q = 0; q < B; q++) key[q] = j0 + q * T < p.n ? __ldcg(p.fin + j0 + q * T) : 0u;
+#pragma unroll
+        for (int q = 0; q < B; q++) {
+            const int j = j0 + q * T;
+            if (j < p.n) {
+                const float c = col_unkey(key[q]);
+                stage[j] = c;
+                p.fin[j] = 0u;
+                s += (double)c;   /* ascending j per thread: a fixed order; NaN and +-inf propagate as in fp64 */
+            }
+        }
+    }
+    const double mu = consumers_sum<T>(s, t, sh) / (double)p.n;
+    /* the thread's own staged columns (no barrier needed), B at a time: independent GELUs the scheduler overlaps */
+    for (int j0 = t; j0 < p.n; j0 += B * T) {
+        float v[B];
+        bool wide = false;
+#pragma unroll
+        for (int q = 0; q < B; q++) {
+            const int j = j0 + q * T;
+            v[q] = j < p.n ? (float)((double)stage[j] - mu) : 0.f;
+            wide |= !(fabsf(v[q]) < 1e30f);
+        }
+        if (!wide) {
+#pragma unroll
+            for (int q = 0; q < B; q++)
+                if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f32(v[q]));
+        } else {   /* c - mu beyond fp32 (or NaN) somewhere: the fp64 form, as the finalize */
+            for (int q = 0; q < B; q++)
+                if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f64((double)stage[j0 + q * T] - mu));
+        }
+    }
+}
+
+}  // namespace mgsab
+
+#endif /* MG_SWAPAB_FINISH_CUH */
