@@ -10,8 +10,10 @@
  *              -inf (the count = cdiv(N, 64)), else +0 (SEMANTICS.md);
  *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
  *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
- *   Every CTA then counts itself done (fence; atom.acq_rel.gpu on the done counter); the last one zeroes the counter
- *   and writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the words; max_dim 0 the
+ *   Every CTA then counts itself done (atom.acq_rel.gpu on the done counter, adding 1 + 2^16 if one of its
+ *   max_dim 1 slabs recorded a row: the high half counts the recording CTAs); the last one zeroes the counter and
+ *   writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the words, or, when no CTA
+ *   recorded any (all maxima finite, the common case), M zeros without reading them; max_dim 0 the
  *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
  *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
  *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
@@ -35,10 +37,17 @@ namespace mgsab {
 
 /* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
 
-/* max_dim 1: what one slab's row max m records in its row's word (nothing for a finite m). */
-__device__ __forceinline__ void row_record(unsigned *w, float m) {
-    if (m != m || m == INFINITY) atomicOr(w, 0x80000000u);
-    else if (m == -INFINITY) atomicAdd(w, 1u);
+/* max_dim 1: what one slab's row max m records in its row's word (nothing for a finite m); true if it recorded. */
+__device__ __forceinline__ bool row_record(unsigned *w, float m) {
+    if (m != m || m == INFINITY) {
+        atomicOr(w, 0x80000000u);
+        return true;
+    }
+    if (m == -INFINITY) {
+        atomicAdd(w, 1u);
+        return true;
+    }
+    return false;
 }
 /* max_dim 0: an order-preserving key of a float for atomicMax (NaN above +inf; -inf's key 0x007fffff > 0 = none). */
 __device__ __forceinline__ unsigned col_key(float v) {
@@ -66,11 +75,15 @@ template <int T> __device__ __forceinline__ double consumers_sum(double v, int t
 /* The last CTA's finish: the output from fin, fin zeroed for the next launch. T consumer threads, t = 0 .. T - 1;
  * stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
 template <class C>
-__device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh) {
+__device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh, bool recorded) {
     constexpr int T = 128 * C::CONSUMERS, B = 8;   /* B loads in flight per thread */
     using E = typename C::T;
     E *out = static_cast<E *>(p.out);
     if (p.max_dim == 1) {
+        if (!recorded) {   /* no CTA recorded a row: every word is 0, every output gelu(+0) = +0 (nothing to read) */
+            for (int i = t; i < p.m; i += T) mg_store_out(out, i, mg_gelu_f32(0.f));
+            return;
+        }
         const unsigned slabs = (unsigned)p.slabs;
         for (int i = t; i < p.m; i += T) {
             const unsigned w = __ldcg(p.fin + i);

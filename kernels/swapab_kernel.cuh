@@ -44,9 +44,10 @@
  *   wgmmas read a zero box in shared memory instead (both operands: the stale stage could hold inf, and inf x 0 is
  *   NaN), chosen by a select so that no wgmma sits under a branch.
  * SPLIT-K (S > 1), deterministic: the consumer stores its fp32 accumulators to its slot (slab, split) of the
- *   workspace, fences, and one thread adds 1 to the slab's counter (atom.acq_rel.gpu); the one that sees S - 1 is the
- *   last: it zeroes the counter for the next launch and sums the S slots from memory in the fixed order 0 .. S - 1
- *   (its own included), so the bits never depend on who arrived last; then it runs the epilogue. Nobody waits on
+ *   workspace, and after the consumer's barrier one thread adds 1 to the slab's counter (atom.acq_rel.gpu, whose
+ *   release publishes the 128 threads' stores); the one that sees S - 1 is the last: it zeroes the counter for the
+ *   next launch and sums the S slots from memory in the fixed order 0 .. S - 1 (its own included), so the bits never
+ *   depend on who arrived last; then it runs the epilogue. Nobody waits on
  *   anybody: no deadlock whatever the residency. Slot layout [i][thread]: a warp stores 32 consecutive floats.
  * EPILOGUE (y = acc + b[j] in fp32, bias added per element before any max; W rows >= N and x rows >= M masked out,
  *   they never compete (TMA's zeros could be NaN there: 0 x inf); NaN propagates: max.NaN.f32):
@@ -110,7 +111,7 @@ struct Cfg {
      * of the box (not loaded: K TAIL in the file header) */
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
-    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 16;      /* full, empty; the split flags */
+    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 16;      /* full, empty; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + BAR_BYTES;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
@@ -209,8 +210,9 @@ template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty
 }
 
 
-/* atomicAdd with acquire-release semantics at GPU scope: the split slots stored (and fenced) before it by the other
- * splits are visible to this thread after it. */
+/* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
+ * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
+ * released before their own arrivals visible to this thread after it. */
 __device__ __forceinline__ int atom_add_acq_rel_gpu(int *p, int v) {
     int old;
     asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
@@ -331,8 +333,9 @@ __device__ __forceinline__ bool split_reduce(float (&acc)[C::NACC], const Params
     float *mine = p.slots + ((size_t)slab * p.splits + s) * SLOT + tid;
 #pragma unroll
     for (int i = 0; i < C::NACC; i++) __stcg(mine + i * 128, acc[i]);
-    __threadfence();                    /* each thread's stores are visible GPU-wide before the arrival */
-    named_bar_sync(1 + c, 128);         /* ... all 128 threads' */
+    /* the 128 threads' stores, ordered by the barrier, are released GPU-wide by tid 0's acq_rel atomic (cumulative,
+     * as THE FUSED FINISH's arrival) */
+    named_bar_sync(1 + c, 128);
     if (tid == 0) {
         const int last = atom_add_acq_rel_gpu(&p.count[slab], 1) == p.splits - 1;
         if (last) p.count[slab] = 0;    /* every split has arrived: nothing reads it again in this launch */
@@ -370,7 +373,7 @@ __device__ __forceinline__ float2 slab_bias(const Params &p, int slab, int warp,
  * masks, NaN-propagating max into the partial maxima (the file header). */
 template <class C>
 __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int xt, int c,
-                                         int warp, int lane, int tid, float *red, float2 bb) {
+                                         int warp, int lane, int tid, float *red, float2 bb, int *flags) {
     const int j0 = slab_row0(slab, warp, lane), j1 = j0 + 8;   /* this thread's W rows */
     const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
     const float b0 = bb.x, b1 = bb.y;
@@ -431,7 +434,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
         for (int i = tid; i < C::NX && i < mt; i += 128) {
             const float m = nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
             p.partial[(size_t)slab * M + x0 + i] = m;
-            if (p.fused) row_record(p.fin + x0 + i, m);
+            if (p.fused && row_record(p.fin + x0 + i, m)) atomicOr(&flags[3], 1);   /* THE FLAG's recorded bit */
         }
         named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
     } else {
@@ -472,6 +475,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     float *red = reinterpret_cast<float *>(zero + C::ZERO_BYTES);
     uint64_t *full = reinterpret_cast<uint64_t *>(zero + C::ZERO_BYTES + C::RED_BYTES);
     uint64_t *empty = full + C::STAGES;
+    /* flags: [c] consumer c's split handoff, [2] the last CTA, [3] a max_dim 1 row recorded (THE FLAG) */
     int *flags = reinterpret_cast<int *>(empty + C::STAGES);
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 
@@ -482,6 +486,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_tma_prefetch_desc(&p.w);
             mg_tma_prefetch_desc(&p.x);
         }
+        flags[3] = 0;   /* the fused finish's recorded bit (THE FLAG) */
         for (int s = 0; s < C::STAGES; s++) {
             mg_mbar_init(&full[s], 1);
             mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
@@ -551,22 +556,26 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
                     continue;
                 }
             }
-            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, bias[q]);
+            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, bias[q], flags);
         }
     }
     if (p.fused) {
         /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done:
-         * the consumers' barrier, then one thread's fence and release (cumulative over what the barrier ordered
-         * before it: cooperative groups' grid sync arrives the same way). One fence per CTA, not 256 in a row
-         * (run 86's timeline: the arrival took ~0.9 us of every CTA's tail with a fence per thread). */
+         * the consumers' barrier, then one thread's release, the done counter's atom.acq_rel.gpu (cumulative over
+         * what the barrier ordered before it; CUTLASS's generic barrier arrives the same way, fence.acq_rel then a
+         * relaxed red). No __threadfence before it: that is fence.sc.gpu, a second GPU membar (SASS: MEMBAR.SC.GPU,
+         * then the atomic's own MEMBAR.ALL.GPU). One release per CTA, not a fence per thread (run 86's timeline:
+         * the arrival took ~0.9 us of every CTA's tail with a fence per thread). */
         constexpr int T = 128 * C::CONSUMERS;
         const int t = (int)threadIdx.x - 128;
         named_bar_sync(3, T);
         if (t == 0) {
-            __threadfence();
-            const int last = atom_add_acq_rel_gpu(p.done, 1) == (int)gridDim.x - 1;
+            /* the low half counts the CTAs, the high half those that recorded a max_dim 1 row (flags[3]) */
+            const int mine = flags[3] != 0, old = atom_add_acq_rel_gpu(p.done, 1 + (mine << 16));
+            const int last = (old & 0xffff) == (int)gridDim.x - 1;
             if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
             flags[2] = last;
+            flags[3] = mine || (old >> 16) != 0;   /* any CTA recorded: the last one reads the words */
         }
         /* THE FLAG; the acquire above orders the last CTA's reads of fin below. Barrier 3 orders the store before the
          * loads for all 256 threads. compute-sanitizer's racecheck reported this store and the loads as a hazard
@@ -577,7 +586,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
          * handoff's barriers too (run 84: racecheck 0 hazards, sanitize.sh 356/356). */
         named_bar_sync(3, T);
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
-            finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));
+            finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red), flags[3] != 0);
     }
     if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();   /* the producer's reason, for the consumers */
 }
