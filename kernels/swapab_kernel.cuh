@@ -195,7 +195,11 @@ template <int CL> __device__ __forceinline__ Unit unit_of(const Params &p, int u
     if constexpr (CL == 2) {
         if (p.wcast) return unit_of<1>(p, u);
     }
-    const int q = CL == 1 ? u : u >> 1, per_tile = p.xtiles * p.splits, r = q % per_tile;
+    const int q = CL == 1 ? u : u >> 1, per_tile = p.xtiles * p.splits;
+    /* one unit per W tile (one x tile, S = 1: every W-stream plan) without the integer divisions, which the producer
+     * would otherwise run before its first load (~0.5 us with split_range's, run 93's prologue timeline) */
+    if (per_tile == 1) return Unit{q * CL + (CL == 1 ? 0 : (u & 1)), 0, 0};
+    const int r = q % per_tile;
     return Unit{(q / per_tile) * CL + (CL == 1 ? 0 : (u & 1)), r / p.splits, r % p.splits};
 }
 

@@ -162,8 +162,14 @@ static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m, long lon
 }
 
 /* k-blocks [*kb0, *kb1) of split s of S over nk k-blocks: an even cut, every block in exactly one split. Host and
- * device (the kernel runs this arithmetic; the CPU tests pin it). */
+ * device (the kernel runs this arithmetic; the CPU tests pin it). S = 1 skips the two 64-bit divisions: the kernel's
+ * producer runs this before its first load, where they cost ~0.3 us (run 93). */
 static inline MG_SAB_HD void mg_sab_split_range(int nk, int S, int s, int *kb0, int *kb1) {
+    if (S == 1) {
+        *kb0 = 0;
+        *kb1 = nk;
+        return;
+    }
     *kb0 = (int)((long long)nk * s / S);
     *kb1 = (int)((long long)nk * (s + 1) / S);
 }
