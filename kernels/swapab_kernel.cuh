@@ -238,58 +238,10 @@ template <class C> __device__ __forceinline__ int sub_count(int k, int kb) {
 
 /* ---- producer ------------------------------------------------------------------------------------------------- */
 
-/* Stage st of k-block kb of the unit with W rows from n0 and x rows from x0: its expected bytes, then its TMA loads. */
-template <class C>
-__device__ __forceinline__ void load_stage(const Params &p, uint8_t *smem, uint64_t *full, int st, int n0, int x0,
-                                           int kb, int rank) {
-    uint8_t *sp = smem + st * C::STAGE_BYTES;
-    const int ns = C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb);
-    /* full boxes count even where TMA zero-fills; boxes wholly past K are not loaded (nor multiplied) */
-    mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
-    for (int j = 0; j < ns; j++) {
-        const int kc = kb * C::BK + j * C::SUB_K;
-        const int pw = kb * C::KSUB + j;   /* W's panel: its 128-byte column kc .. kc + SUB_K - 1 */
-        if constexpr (C::CLUSTER == 1) {
-            mg_tma_load_3d(sp + j * C::W_SUB, &p.w, &full[st], 0, n0, pw);
-            mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
-        } else if (p.wcast) {   /* my half of the W box into both CTAs, my whole x box (KSUB = 1: j = 0) */
-            mg_tma_load_3d_multicast(sp + rank * (C::WROWS / 2) * 128, &p.w, &full[st], 0,
-                                     n0 + rank * (C::WROWS / 2), pw, (uint16_t)3);
-            mg_tma_load_2d(sp + C::W_BYTES, &p.x, &full[st], kc, x0);
-        } else if (rank == 0) {   /* my W tile; my half of x into both CTAs (KSUB = 1: j = 0) */
-            mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
-            mg_tma_load_2d_multicast(sp + C::W_BYTES, &p.x, &full[st], kc, x0, (uint16_t)3);
-        } else {
-            mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
-            mg_tma_load_2d_multicast(sp + C::W_BYTES + C::XH0 * 128, &p.x1, &full[st], kc, x0 + C::XH0,
-                                     (uint16_t)3);
-        }
-    }
-}
-
-/* EARLY LOADS (clusters of 1). The producer's thread loads the first stages of its CTA's first unit (at most STAGES:
- * the ring is empty, no release to wait for) right after it initialised the barriers, before the CTA-wide barrier,
- * the zero box and setmaxnreg: the W stream starts ~0.25 us sooner (run 93's prologue timeline). Returns how many
- * k-blocks it loaded (produce skips them). A cluster's multicast needs the peer's barriers, initialised only at the
- * cluster barrier: none there. */
-template <class C>
-__device__ __forceinline__ int produce_early(const Params &p, uint8_t *smem, uint64_t *full) {
-    if constexpr (C::CLUSTER != 1) {
-        return 0;
-    } else {
-        const Unit un = unit_of<1>(p, (int)blockIdx.x);   /* grid <= units: every CTA has a first unit */
-        int kb0, kb1;
-        mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
-        const int n = kb1 - kb0 < C::STAGES ? kb1 - kb0 : C::STAGES;
-        for (int i = 0; i < n; i++) load_stage<C>(p, smem, full, i, un.t * C::WROWS, un.xt * C::NX, kb0 + i, 0);
-        return n;
-    }
-}
-
 /* Thread 0 of warpgroup 0: every unit's k-blocks into the ring (stage it % STAGES, its use it / STAGES: the
- * previous use's release is awaited, none before the first), but the first `early` (produce_early's). */
+ * previous use's release is awaited, none before the first). */
 template <class C>
-__device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t *full, uint64_t *empty, int early) {
+__device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t *full, uint64_t *empty) {
     int it = 0;
     const int rank = C::CLUSTER == 1 ? 0 : (int)mg_cluster_ctarank();
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
@@ -298,10 +250,31 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
         mg_sab_split_range(p.nk, p.splits, un.s, &kb0, &kb1);
         const int n0 = un.t * C::WROWS, x0 = un.xt * C::NX;
         for (int kb = kb0; kb < kb1; kb++, it++) {
-            if (it < early) continue;
             const int st = it % C::STAGES, use = it / C::STAGES;
             if (use > 0) mg_mbar_wait(&empty[st], (use - 1) & 1);
-            load_stage<C>(p, smem, full, st, n0, x0, kb, rank);
+            uint8_t *sp = smem + st * C::STAGE_BYTES;
+            const int ns = C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb);
+            /* full boxes count even where TMA zero-fills; boxes wholly past K are not loaded (nor multiplied) */
+            mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
+            for (int j = 0; j < ns; j++) {
+                const int kc = kb * C::BK + j * C::SUB_K;
+                const int pw = kb * C::KSUB + j;   /* W's panel: its 128-byte column kc .. kc + SUB_K - 1 */
+                if constexpr (C::CLUSTER == 1) {
+                    mg_tma_load_3d(sp + j * C::W_SUB, &p.w, &full[st], 0, n0, pw);
+                    mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
+                } else if (p.wcast) {   /* my half of the W box into both CTAs, my whole x box (KSUB = 1: j = 0) */
+                    mg_tma_load_3d_multicast(sp + rank * (C::WROWS / 2) * 128, &p.w, &full[st], 0,
+                                             n0 + rank * (C::WROWS / 2), pw, (uint16_t)3);
+                    mg_tma_load_2d(sp + C::W_BYTES, &p.x, &full[st], kc, x0);
+                } else if (rank == 0) {   /* my W tile; my half of x into both CTAs (KSUB = 1: j = 0) */
+                    mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
+                    mg_tma_load_2d_multicast(sp + C::W_BYTES, &p.x, &full[st], kc, x0, (uint16_t)3);
+                } else {
+                    mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
+                    mg_tma_load_2d_multicast(sp + C::W_BYTES + C::XH0 * 128, &p.x1, &full[st], kc, x0 + C::XH0,
+                                             (uint16_t)3);
+                }
+            }
         }
     }
 }
@@ -510,7 +483,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     int *flags = reinterpret_cast<int *>(empty + C::STAGES);
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 
-    int early = 0;   /* EARLY LOADS: the k-blocks the producer's thread loaded before the CTA-wide barrier */
     if (threadIdx.x == 0) {
         /* the producer's thread: the descriptors' first fetch starts before anything else (a DRAM round trip when
          * cold) */
@@ -524,10 +496,6 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
         }
         mg_fence_mbarrier_init();
-        if (p.nk > 0) {   /* EARLY LOADS; the inits are visible to the async proxy (TMA's complete_tx) first */
-            mg_fence_proxy_async();
-            early = produce_early<C>(p, smem, full);
-        }
     }
     if constexpr (C::ZERO_BYTES > 0) {
         for (int i = (int)threadIdx.x; i < C::ZERO_BYTES / 16; i += C::THREADS)
@@ -543,7 +511,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     if (wg == 0) {
         /* ---------------- producer ---------------- */
         mg_setmaxnreg_dec<kProducerRegs>();
-        if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty, early);
+        if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
         /* cluster 2: no CTA leaves while its peer may still multicast into it or arrive on its barriers */
         if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();
         return; /* every issued load is consumed by the consumers, which keep the CTA alive */
