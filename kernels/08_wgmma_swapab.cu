@@ -49,11 +49,12 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 91, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.039-0.040 ms md1
- * (1.07-1.16x; the W stream within 4% of a bare read's rate, ~7 us of fixed cost against its 3.6:
- * bench/matrix_wstream.txt), M = 128 as 2 x n64 0.043 ms (1.09x), M = 256-300 1.005-1.02x, M = 600 0.118 ms (1.06 /
- * 1.07x); tf32 M = 2-64 1.11-1.25x, M = 600 1.31x (notes/18_small_m.md "Session 16"). W in panels: +3.5% on the
- * W-stream rows (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90).
+ * measured (H200, run 95, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.038-0.039 ms md1
+ * (1.07-1.18x; the W stream within 4% of a bare read's rate, ~6 us of fixed cost against its 3.6:
+ * bench/matrix_wstream.txt), M = 128 as 2 x n64 (1.15x), M = 256-300 1.008-1.02x, M = 600 1.06 / 1.07x; tf32 M = 2-64
+ * 1.07-1.30x, M = 600 1.31x (notes/18_small_m.md "Session 16"). W in panels: +3.5% on the W-stream rows (run 85); the
+ * fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before the first
+ * load: +0.5% (run 94).
  */
 #include <cuda_runtime.h>
 
