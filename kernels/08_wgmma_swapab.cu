@@ -8,7 +8,8 @@
  * tiles of one width, the two-consumer one that wastes least (waves x NX: M = 300 and 600 as 2 and 4 x n152, 384 and
  * 768 as 2 and 4 x n192, 512 and 1024 as 2 and 4 x n256), the x tiles of a W tile neighbours in the grid so that they
  * read it from L2 together: the fine N side of wgmma is the mid-M tile shape kernel 4 lacks (issue 18 item 3). Both
- * operands stay K-major as they are in memory (x M x K, W N x K), so both come by TMA with the 128B swizzle as in kernel 4. At N = K = 8192 and M <= 64
+ * operands stay K-major as they are in memory (x M x K, W N x K), so both come by TMA with the 128B swizzle as in
+ * kernel 4. At N = K = 8192 and M <= 64
  * the forward is a W stream (128 MiB bf16; floor ~31.5 us at the measured copy rate): 128 CTAs each stream a
  * 64-row panel of W (1 MiB) through a deep ring (96-192 KiB of W in flight per SM, 6-12 stages) while x's few rows
  * ride along from L2. From M = 65 two consumers share each x box (128 W rows per tile, 64 tiles) and K is split in two
@@ -130,10 +131,11 @@ void state_release(void *state) {
 /* W PANELS. prepare copies W (N x K, K-major, rows at any alignment, elements aligned to their size: prepare checks)
  * into cdiv(K, SUB_K) panels of 128-byte columns: panel q holds columns q SUB_K .. q SUB_K + SUB_K - 1 of every row,
  * row n at byte (q N + n) x 128, zeros past K (SUB_K = 64 bf16 / 32 fp32: one 128B-swizzle row). A TMA box of R rows
- * of one panel is then R x 128 contiguous bytes, the same bytes a box of the row-major W would bring (so the same swizzled tile in shared memory), and the W tiles that the
- * CTAs stream at one k-block lie in one 1 MiB panel (N = 8192 bf16) instead of 128 B x 64 rows spread over all of W.
- * The copy also replaces the padded copy that misaligned or odd-K rows needed. Costs N x cdiv(K, SUB_K) x 128 bytes of
- * device memory per prepared plan and one pass over W at mg_set_weights. */
+ * of one panel is then R x 128 contiguous bytes, the same bytes a box of the row-major W would bring (so the same
+ * swizzled tile in shared memory), and the W tiles that the CTAs stream at one k-block lie in one 1 MiB panel (N = 8192
+ * bf16) instead of 128 B x 64 rows spread over all of W. The copy also replaces the padded copy that misaligned or
+ * odd-K rows needed. Costs N x cdiv(K, SUB_K) x 128 bytes of device memory per prepared plan and one pass over W at
+ * mg_set_weights. */
 constexpr long long kPackBlocksUnknownSms = 1024;   /* pack_panels' grid when the SM count is not known */
 
 template <class U>   /* U: the element's bits (uint16_t bf16, uint32_t fp32) */
@@ -272,6 +274,9 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
                             pl.cluster, pl.xtiles, pl.splits, pl.units);
     if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
     if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
+    if (pl.fused && pl.grid > 0xffff)   /* the done counter counts the CTAs in its low 16 bits (swapab_finish.cuh) */
+        return mg_set_error(MG_ERR_INVALID_ARG,
+                            "wgmma_swapab: the fused finish counts at most 65535 CTAs (the plan has %d)", pl.grid);
     if (pl.fused && (!io->out || !ws))
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan finishes the forward in the kernel but the launch "
                             "has no %s", io->out ? "workspace" : "output buffer");

@@ -11,16 +11,17 @@
  *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
  *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
  *   Every CTA then counts itself done (atom.acq_rel.gpu on the done counter, adding 1 + 2^16 if one of its
- *   max_dim 1 slabs recorded a row: the high half counts the recording CTAs); the last one zeroes the counter and
- *   writes the output from fin (zeroing it for the next launch): max_dim 1 M values from the words, or, when no CTA
- *   recorded any (all maxima finite, the common case), M zeros without reading them; max_dim 0 the
- *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
- *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
- *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
- *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
- *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. The policy
- *   fuses max_dim 1 by default and max_dim 0 only when asked (fuse=force): one SM's N GELUs cost more than the
- *   finalize kernels they replace (run 72: +5 to +14 us at N = 8192; notes/18_small_m.md "Session 12"). */
+ *   max_dim 1 slabs recorded a row: the low 16 bits count the CTAs, at most 65535 (launch_cfg checks), the high half
+ *   those that recorded); the last one zeroes the counter and writes the output from fin (zeroing it for the next
+ *   launch): max_dim 1 M values from the words, or, when no CTA recorded any (all maxima finite, the common case), M
+ *   zeros without reading them; max_dim 0 the column maxima staged in its idle ring, mu = their fp64 sum in a fixed
+ *   order (thread t sums j = t, t + T, ... ; then a fixed tree over the T consumer threads) / N, out[j] =
+ *   gelu(c[j] - mu), with c - mu in fp64 and the GELU in fp32 (erff; fp64 where c - mu is beyond fp32's range): one
+ *   SM's fp64 units would take microseconds for N = 8192 erf. So max_dim 1 equals the shared finalize's output bit for
+ *   bit; max_dim 0 differs from it by the order of the fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for
+ *   another: no co-residency is assumed. The policy fuses max_dim 1 by default and max_dim 0 only when asked
+ *   (fuse=force): one SM's N GELUs cost more than the finalize kernels they replace (run 72: +5 to +14 us at N = 8192;
+ *   notes/18_small_m.md "Session 12"). */
 #ifndef MG_SWAPAB_FINISH_CUH
 #define MG_SWAPAB_FINISH_CUH
 

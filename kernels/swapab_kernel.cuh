@@ -4,9 +4,9 @@
  *
  * THE SWAP. y^T = W x^T: W (N x K) is wgmma's A operand (M side: 64 W rows per consumer warpgroup), x (M x K) its B
  * operand (N side: NX columns, one x tile; cdiv(M, NX) x tiles cover M). Both are K-major in memory as they are, so
- * both come by TMA with the 128B swizzle exactly as in kernel 4 (kernels/hopper.cuh conventions). Accumulator fragment of consumer c, warp w, lane l
- * (hopper.cuh's layout with the roles swapped): acc[4q + e] is W row 64 slab + 16w + l/4 (output column j) and x row
- * 8q + 2(l%4) + e (batch row i); acc[4q + 2 + e] the W row 8 below.
+ * both come by TMA with the 128B swizzle exactly as in kernel 4 (kernels/hopper.cuh conventions). Accumulator
+ * fragment of consumer c, warp w, lane l (hopper.cuh's layout with the roles swapped): acc[4q + e] is W row
+ * 64 slab + 16w + l/4 (output column j) and x row 8q + 2(l%4) + e (batch row i); acc[4q + 2 + e] the W row 8 below.
  *
  * ROLES (THREADS = 128 (1 + CONSUMERS), __launch_bounds__(THREADS, 1) so setmaxnreg applies; as kernel 4)
  *   warpgroup 0  producer: setmaxnreg.dec to 40; ONE thread issues the TMA loads: per k-block, KSUB 128-byte boxes of
@@ -47,8 +47,8 @@
  *   workspace, and after the consumer's barrier one thread adds 1 to the slab's counter (atom.acq_rel.gpu, whose
  *   release publishes the 128 threads' stores); the one that sees S - 1 is the last: it zeroes the counter for the
  *   next launch and sums the S slots from memory in the fixed order 0 .. S - 1 (its own included), so the bits never
- *   depend on who arrived last; then it runs the epilogue. Nobody waits on
- *   anybody: no deadlock whatever the residency. Slot layout [i][thread]: a warp stores 32 consecutive floats.
+ *   depend on who arrived last; then it runs the epilogue. Nobody waits on anybody: no deadlock whatever the
+ *   residency. Slot layout [i][thread]: a warp stores 32 consecutive floats.
  * EPILOGUE (y = acc + b[j] in fp32, bias added per element before any max; W rows >= N and x rows >= M masked out,
  *   they never compete (TMA's zeros could be NaN there: 0 x inf); NaN propagates: max.NaN.f32):
  *   max_dim 1  for each x row i: max over the slab's 64 W rows: over the thread's 2 rows, then over the 8 lanes
@@ -212,7 +212,6 @@ template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty
         mg_mbar_arrive_cluster(&empty[st], 1);
     }
 }
-
 
 /* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
  * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
