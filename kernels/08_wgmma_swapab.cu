@@ -33,8 +33,10 @@
  * (6) the w256 rows: 256 W rows per tile, two 64-row slabs per consumer (two accumulator arrays, two m64 wgmmas per
  * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
  * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
- * epilogues, a done counter), so no finalize kernel follows (mg_options.fuse; max_dim 0 only with fuse=force: one
- * SM's N GELUs cost more than the finalize kernels, run 72); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
+ * epilogues, a done counter), so no finalize kernel follows (mg_options.fuse; the last CTA's max_dim 0 only in
+ * clusters of 2 with fuse=force: one SM's N GELUs cost more than the finalize kernels, run 72); for max_dim 0 in
+ * clusters of 1 the grid finish instead: one cooperative launch, every CTA finishing a share of the N columns after
+ * one or two grid barriers (swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
  * consumers), taken only with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
  * 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 / 1.04x against n128 split 2's 0.96).
  *
@@ -194,7 +196,7 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl,
                          &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
-    lp->fused_finalize = pl.fused;
+    lp->fused_finalize = pl.fused != 0;
     mg_sab_plan_summary(&kd, &pl, lp->summary, sizeof lp->summary);
     return MG_OK;
 }
@@ -274,7 +276,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
                             pl.cluster, pl.xtiles, pl.splits, pl.units);
     if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
     if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
-    if (pl.fused && pl.grid > 0xffff)   /* the done counter counts the CTAs in its low 16 bits (swapab_finish.cuh) */
+    if (pl.fused == MG_SAB_FUSE_LAST && pl.grid > 0xffff)   /* the done counter's low 16 bits count the CTAs */
         return mg_set_error(MG_ERR_INVALID_ARG,
                             "wgmma_swapab: the fused finish counts at most 65535 CTAs (the plan has %d)", pl.grid);
     if (pl.fused && (!io->out || !ws))
@@ -320,11 +322,20 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.units = pl.units;
     prm.slabs = pl.slabs;
     prm.wcast = pl.wcast;
+    if (pl.fused == MG_SAB_FUSE_GRID && (C::CLUSTER != 1 || (!pl.gown && pl.gchunk < 1) ||
+                                         (pl.gown && (pl.units > pl.grid || pl.xtiles != 1 || pl.splits != 1))))
+        return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's grid finish (own rows %d, %d columns per "
+                            "CTA) does not fit its grid (cluster %d, %d units on %d CTAs, %d x tiles, %d splits)",
+                            pl.gown, pl.gchunk, C::CLUSTER, pl.units, pl.grid, pl.xtiles, pl.splits);
     if (pl.fused) {
-        prm.fused = 1;
+        prm.fused = pl.fused;
         prm.out = io->out;
         prm.done = reinterpret_cast<int *>(ws + pl.off_fin);
         prm.fin = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_FIN_HEAD);
+        prm.gbar = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_GBAR_OFF);
+        prm.gsums = reinterpret_cast<double *>(ws + pl.off_gsum);
+        prm.gown = pl.gown;
+        prm.gchunk = pl.gchunk;
     }
     if (pl.splits > 1) {
         prm.count = reinterpret_cast<int *>(ws + pl.off_count);
@@ -333,7 +344,24 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     auto kern = mgsab::swapab_kernel<C>;
     /* idempotent; cheap enough per launch, and safe under concurrent plans (no static flag to race on) */
     MG_CUDA_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
-    if constexpr (C::CLUSTER == 1) {
+    if (C::CLUSTER == 1 && pl.fused == MG_SAB_FUSE_GRID) {
+        /* THE GRID FINISH: every CTA waits for the others, so all must be resident: a cooperative launch (the
+         * runtime refuses a grid that cannot be) */
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr = {};
+        attr.id = cudaLaunchAttributeCooperative;
+        attr.val.cooperative = 1;
+        cfg.gridDim = dim3((unsigned)pl.grid);
+        cfg.blockDim = dim3(C::THREADS);
+        cfg.dynamicSmemBytes = C::SMEM_BYTES;
+        cfg.stream = s;
+        cfg.attrs = &attr;
+        cfg.numAttrs = 1;
+        const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, prm);
+        if (e != cudaSuccess)
+            return mg_set_error(MG_ERR_CUDA, "wgmma_swapab: the cooperative launch of %d CTAs (the grid finish; "
+                                "fuse=off runs without it): %s", pl.grid, cudaGetErrorString(e));
+    } else if constexpr (C::CLUSTER == 1) {
         kern<<<pl.grid, C::THREADS, C::SMEM_BYTES, s>>>(prm);
         MG_LAUNCH_CHECK();
     } else {

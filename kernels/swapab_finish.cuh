@@ -19,9 +19,18 @@
  *   gelu(c[j] - mu), with c - mu in fp64 and the GELU in fp32 (erff; fp64 where c - mu is beyond fp32's range): one
  *   SM's fp64 units would take microseconds for N = 8192 erf. So max_dim 1 equals the shared finalize's output bit for
  *   bit; max_dim 0 differs from it by the order of the fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for
- *   another: no co-residency is assumed. The policy fuses max_dim 1 by default and max_dim 0 only when asked
- *   (fuse=force): one SM's N GELUs cost more than the finalize kernels they replace (run 72: +5 to +14 us at N = 8192;
- *   notes/18_small_m.md "Session 12"). */
+ *   another: no co-residency is assumed. The policy fuses max_dim 1 this way; max_dim 0 only where the grid finish
+ *   cannot run (clusters of 2) and when asked (fuse=force): one SM's N GELUs cost more than the finalize kernels they
+ *   replace (run 72: +5 to +14 us at N = 8192; notes/18_small_m.md "Session 12").
+ * THE GRID FINISH (the plan's fused = 2: max_dim 0, clusters of 1, launched cooperatively so that every CTA is
+ *   resident and may wait for the others). The epilogues store the partial rows as without a finish; then every CTA
+ *   takes a share of the N columns: its own unit's W rows when each CTA has one unit and it holds the final column
+ *   maxima (one x tile, S = 1: the plan's gown), else, after a grid barrier, gchunk = cdiv(N, grid) columns from
+ *   b gchunk. It reduces them over the x tiles (c[j], x-tile order), sums them in fp64 in a fixed order (ascending j
+ *   per thread, then consumers_sum's tree) into gsums[b], passes the grid barrier, and every thread of every CTA sums
+ *   the grid's gsums in one fixed order: mu, the same bits everywhere. out[j] = gelu(c[j] - mu) with the shared
+ *   finalize's fp64 GELU, so the output differs from the finalize's only by the order of the mean's fp64 sum. One
+ *   or two grid barriers (grid_barrier) and the finish spread over the grid replace the finalize's two kernels. */
 #ifndef MG_SWAPAB_FINISH_CUH
 #define MG_SWAPAB_FINISH_CUH
 
@@ -131,6 +140,67 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
             for (int q = 0; q < B; q++)
                 if (j0 + q * T < p.n) mg_store_out(out, j0 + q * T, mg_gelu_f64((double)stage[j0 + q * T] - mu));
         }
+    }
+}
+
+/* ---- the grid finish (THE GRID FINISH in the file header) ----------------------------------------------------- */
+
+/* The grid barrier, by one thread per CTA after a barrier of its CTA (cooperative groups' pattern): CTA 0 adds
+ * 2^31 - (grid - 1) and every other CTA 1, so the word's top bit flips once when the last one arrives and its low 31
+ * bits come back to 0 (the workspace's zero): it needs no reset. The arrival's release publishes what the CTA's
+ * barrier ordered before it (cumulativity); the acquire load that sees the flip makes every CTA's visible. */
+__device__ __forceinline__ void grid_barrier(unsigned *bar) {
+    const unsigned inc = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1u) : 1u;
+    const unsigned old = (unsigned)atom_add_acq_rel_gpu(reinterpret_cast<int *>(bar), (int)inc);
+    while (((old ^ (unsigned)mg_ld_acquire_gpu(reinterpret_cast<const int *>(bar))) & 0x80000000u) == 0u) {
+    }
+}
+
+/* c[j]: the max over the x tiles' partial rows (max_dim 0), in x-tile order. */
+__device__ __forceinline__ float grid_col(const Params &p, int j) {
+    float c = __ldcg(p.partial + j);
+    for (int xt = 1; xt < p.xtiles; xt++) c = nanmax(c, __ldcg(p.partial + (size_t)xt * p.n + j));
+    return c;
+}
+
+/* Every CTA's finish of its columns (max_dim 0, the plan's fused = 2; all CTAs resident: a cooperative launch).
+ * T consumer threads, t = 0 .. T - 1; sh: T / 32 doubles; gcol: the own rows' column maxima (gown; the epilogue's). */
+template <class C> __device__ __noinline__ void grid_finish(const Params &p, int t, double *sh, const float *gcol) {
+    constexpr int T = 128 * C::CONSUMERS;
+    using E = typename C::T;
+    E *out = static_cast<E *>(p.out);
+    named_bar_sync(3, T);   /* this CTA's partial rows (and gcol) are stored */
+    if (!p.gown) {          /* the columns are not this CTA's own: every CTA's partial rows first */
+        if (t == 0) grid_barrier(p.gbar);
+        named_bar_sync(3, T);
+    }
+    const int width = p.gown ? C::WROWS : p.gchunk, j0 = (int)blockIdx.x * width;
+    const int j1 = p.n - j0 < width ? p.n : j0 + width;
+    /* c of the thread's first column stays in a register (one column per thread where width <= T: every plan at
+     * N <= 128 grid); the others are read again after the mean */
+    double s = 0.0;
+    float c0 = 0.f;
+    for (int j = j0 + t; j < j1; j += T) {   /* ascending j per thread: a fixed order */
+        const float c = p.gown ? gcol[j - j0] : grid_col(p, j);
+        if (j == j0 + t) c0 = c;
+        s += (double)c;
+    }
+    const double cs = consumers_sum<T>(s, t, sh);
+    if (t == 0) {
+        p.gsums[blockIdx.x] = cs;
+        grid_barrier(p.gbar);   /* every CTA's sum is stored */
+    }
+    named_bar_sync(3, T);
+    /* mu: the CTA sums in a fixed order (lane-strided, then a xor tree whose result is the same bits in every lane,
+     * every warp and every CTA: IEEE addition commutes) */
+    double g = 0.0;
+    for (int b = t % 32; b < (int)gridDim.x; b += 32) g += __ldcg(p.gsums + b);
+    for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
+    const double mu = g / (double)p.n;
+    /* the shared finalize's GELU (fp64): one per thread, the columns spread over the whole grid */
+    for (int j = j0 + t; j < j1; j += T) {
+        const float c = j == j0 + t ? c0 : p.gown ? gcol[j - j0] : grid_col(p, j);
+        mg_store_out(out, j, mg_gelu_f64((double)c - mu));
     }
 }
 

@@ -62,7 +62,7 @@
  *   when cold, ~0.6 us) completes under the stream instead of on the kernel's tail (run 86's per-CTA timeline: the
  *   tail after the last k-block was ~3 us at M <= 64, the epilogue ~0.85 of it); for the same reason the producer's
  *   thread prefetches the descriptors before it initialises the barriers.
- * THE FUSED FINISH (the plan's fused = 1): kernels/swapab_finish.cuh. */
+ * THE FUSED FINISH (the plan's fused = 1) and THE GRID FINISH (fused = 2): kernels/swapab_finish.cuh. */
 #ifndef MG_SWAPAB_KERNEL_CUH
 #define MG_SWAPAB_KERNEL_CUH
 
@@ -111,9 +111,10 @@ struct Cfg {
      * of the box (not loaded: K TAIL in the file header) */
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
+    static constexpr int GCOL_BYTES = WROWS * 4;              /* the grid finish's own rows: the column maxima */
     static constexpr int BAR_BYTES = 2 * STAGES * 8 + 16;      /* full, empty; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
-        1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + BAR_BYTES;
+        1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + GCOL_BYTES + BAR_BYTES;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
     static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? 240 : 232;  /* 128*40 + 256*232 = 64512 <= 65536 */
     static constexpr int CLUSTER = CLUSTER_;
@@ -211,22 +212,6 @@ template <class C> __device__ __forceinline__ void release_stage(uint64_t *empty
         mg_mbar_arrive_cluster(&empty[st], 0);
         mg_mbar_arrive_cluster(&empty[st], 1);
     }
-}
-
-/* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
- * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
- * released before their own arrivals visible to this thread after it. */
-__device__ __forceinline__ int atom_add_acq_rel_gpu(int *p, int v) {
-    int old;
-    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
-    return old;
-}
-
-/* PTX max.NaN.f32: NaN if either input is NaN (mg_nanmaxf's contract), one instruction (kernel 4's epi_max). */
-__device__ __forceinline__ float nanmax(float a, float b) {
-    float r;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
 }
 
 /* The 128-byte boxes of k-block kb that hold any k < K (KSUB but at the last k-block). */
@@ -376,7 +361,8 @@ __device__ __forceinline__ float2 slab_bias(const Params &p, int slab, int warp,
  * masks, NaN-propagating max into the partial maxima (the file header). */
 template <class C>
 __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int xt, int c,
-                                         int warp, int lane, int tid, float *red, float2 bb, int *flags) {
+                                         int warp, int lane, int tid, float *red, float *gcol, float2 bb,
+                                         int *flags) {
     const int j0 = slab_row0(slab, warp, lane), j1 = j0 + 8;   /* this thread's W rows */
     const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
     const float b0 = bb.x, b1 = bb.y;
@@ -460,7 +446,11 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
             float *row = p.partial + (size_t)xt * p.n;
             if (ok0) row[j0] = m0;
             if (ok1) row[j1] = m1;
-            if (p.fused) {
+            if (p.gown) {   /* THE GRID FINISH's own rows: the tile's column maxima stay in shared memory too */
+                gcol[j0 & (C::WROWS - 1)] = m0;
+                gcol[j1 & (C::WROWS - 1)] = m1;
+            }
+            if (p.fused == MG_SAB_FUSE_LAST) {   /* the last CTA's max_dim 0 (the grid finish reads the partial rows) */
                 if (ok0) atomicMax(p.fin + j0, col_key(m0));
                 if (ok1) atomicMax(p.fin + j1, col_key(m1));
             }
@@ -476,7 +466,8 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     uint8_t *smem = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     uint8_t *zero = smem + C::STAGES * C::STAGE_BYTES;   /* 1024-aligned: STAGE_BYTES is a multiple of 1024 */
     float *red = reinterpret_cast<float *>(zero + C::ZERO_BYTES);
-    uint64_t *full = reinterpret_cast<uint64_t *>(zero + C::ZERO_BYTES + C::RED_BYTES);
+    float *gcol = red + C::RED_BYTES / 4;   /* THE GRID FINISH's own rows (gown) */
+    uint64_t *full = reinterpret_cast<uint64_t *>(zero + C::ZERO_BYTES + C::RED_BYTES + C::GCOL_BYTES);
     uint64_t *empty = full + C::STAGES;
     /* flags: [c] consumer c's split handoff, [2] the last CTA, [3] a max_dim 1 row recorded (THE FLAG) */
     int *flags = reinterpret_cast<int *>(empty + C::STAGES);
@@ -559,10 +550,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
                     continue;
                 }
             }
-            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, bias[q], flags);
+            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, gcol, bias[q], flags);
         }
     }
-    if (p.fused) {
+    if (p.fused == MG_SAB_FUSE_GRID) {
+        grid_finish<C>(p, (int)threadIdx.x - 128, reinterpret_cast<double *>(red), gcol);   /* THE GRID FINISH */
+    } else if (p.fused) {
         /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done:
          * the consumers' barrier, then one thread's release, the done counter's atom.acq_rel.gpu (cumulative over
          * what the barrier ordered before it; CUTLASS's generic barrier arrives the same way, fence.acq_rel then a

@@ -23,16 +23,37 @@ struct Params {
     int slabs;          /* 64-row W slabs = cdiv(N, 64) (the plan's): the md1 finish's all-(-inf) count */
     int wcast;          /* cluster 2: 1 = W multicast (w: 64-row boxes, x: NX-row boxes), 0 = x multicast */
     /* the fused finish (THE FUSED FINISH): fused = 1: out (M or N elements of E), the done counter and fin (M or N
-     * words) in the workspace, zero between launches */
+     * words) in the workspace, zero between launches. fused = 2 (max_dim 0, THE GRID FINISH): out, the grid
+     * barrier's word gbar (zero between launches) and gsums (one double per CTA) in the workspace; gown = 1: each CTA
+     * finishes its own unit's W rows (one unit per CTA, one x tile, S = 1), else gchunk columns from CTA b gchunk */
     int fused;
+    int gown, gchunk;
     void *out;
     int *done;
     unsigned *fin;
+    unsigned *gbar;
+    double *gsums;
 };
 
 /* bar.sync on named barrier id for `threads` threads (a multiple of 32). */
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
+ * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
+ * released before their own arrivals visible to this thread after it. */
+__device__ __forceinline__ int atom_add_acq_rel_gpu(int *p, int v) {
+    int old;
+    asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
+
+/* PTX max.NaN.f32: NaN if either input is NaN (mg_nanmaxf's contract), one instruction (kernel 4's epi_max). */
+__device__ __forceinline__ float nanmax(float a, float b) {
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
 }
 
 }  // namespace mgsab

@@ -150,8 +150,9 @@ enum {
     "      --cluster C                           kernel 8's CTAs per cluster sharing boxes by multicast, 1 or 2\n"   \
     "                                            (2: its two-consumer x tiles; W with an even number of x tiles, else\n"\
     "                                            x); 0 = its tile configuration's (default)\n"                         \
-    "      --fuse auto|off|force                 kernel 8: its last CTA writes the output, no finalize kernel: for\n" \
-    "                                            max_dim 1 (auto), never (off), also max_dim 0 up to N = 16384 (force)\n" \
+    "      --fuse auto|off|force                 kernel 8 writes the output, no finalize kernel: max_dim 1 by its\n"  \
+    "                                            last CTA, max_dim 0 by every CTA after a grid barrier (auto);\n"     \
+    "                                            never (off); force: max_dim 0 in clusters of 2 by the last CTA\n"   \
     "  -v, --verbose                             the library prints every launch plan to stderr when it makes it\n"
 /* Applies one of them: code from MG_CLI_OPTION_LONGOPTS, flag the option as typed (for messages, e.g. "--tiles"),
  * val its value (NULL for the switches). Returns 0, or -1 with a message naming the flag (opt unchanged). */

@@ -37,15 +37,19 @@
  * per x tile, partial[xt * N + j].
  * THE FUSED FINISH (mg_sab_fusable). The kernel's last CTA writes the forward's output itself (the mean and GELU:
  * kernels/swapab_finish.cuh "THE FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1
- * (M words; measured 0.7-5 us faster, run 72); max_dim 0 is left to the shared finalize, whose kernels spread N GELUs
- * over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: max_dim 0 too, while N <=
- * MG_SAB_FUSE_MAX_N (the last CTA stages the N column maxima in its ring), else refused. OFF: never.
+ * (M words; measured 0.7-5 us faster, run 72); max_dim 0 by THE GRID FINISH where each CTA of one cooperative launch
+ * (clusters of 1) holds the final maxima of its own W rows (one unit per CTA, one x tile, S = 1: the W-stream plans of
+ * M <= 64) and finishes them after one grid barrier (swapab_finish.cuh), else the shared finalize, whose kernels spread
+ * N GELUs over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: the grid finish in any plan
+ * of clusters of 1 (shares of the columns after a second barrier); in clusters of 2 the last CTA, while N <=
+ * MG_SAB_FUSE_MAX_N (it stages the N column maxima in its ring), else refused. OFF: neither; the shared finalize.
  * THE WORKSPACE, in one place (mg_sab_make_plan): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
- * launches] [the finish area: the done counter and MG_SAB_MAX_M (max_dim 1) or N (max_dim 0) words, at an offset and
- * of a size that depend on N, K, max_dim and the SM count only, zero between launches; none when not fusable]
+ * launches] [the finish area: the done counter and the grid barrier's word, then MG_SAB_MAX_M (max_dim 1) or N
+ * (max_dim 0) words, at an offset and of a size that depend on N, K, max_dim and the SM count only, zero between
+ * launches; the words only when fusable, the area only for max_dim 0 when not]
  * [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX accumulators,
- * slab-major]. */
+ * slab-major] [max_dim 0: the grid finish's sums, one double per SM]. */
 #ifndef MG_SWAPAB_POLICY_H
 #define MG_SWAPAB_POLICY_H
 
@@ -72,6 +76,9 @@
 #define MG_SAB_SLAB 64          /* W rows per consumer warpgroup (one m64 wgmma) */
 #define MG_SAB_FUSE_MAX_N 16384 /* max_dim 0: the widest N whose finish the last CTA does (THE FUSED FINISH) */
 #define MG_SAB_FIN_HEAD 256     /* the finish area's done counter, padded: the words start this many bytes on */
+#define MG_SAB_GBAR_OFF 128     /* the grid finish's barrier word: this many bytes into the finish area's head */
+#define MG_SAB_FUSE_LAST 1      /* mg_sab_plan::fused: the last CTA writes the output (THE FUSED FINISH) */
+#define MG_SAB_FUSE_GRID 2      /* mg_sab_plan::fused: every CTA writes its share, max_dim 0 (THE GRID FINISH) */
 
 static inline long long mg_sab_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -245,10 +252,17 @@ typedef struct mg_sab_plan {
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
     int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
     int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
-    int fused;                /* 1: the last CTA writes the output (THE FUSED FINISH); 0: the shared finalize does */
+    int fused;                /* MG_SAB_FUSE_LAST: the last CTA writes the output (THE FUSED FINISH); MG_SAB_FUSE_GRID:
+                               * every CTA its share, a cooperative launch (THE GRID FINISH); 0: the shared finalize */
+    int gown;                 /* the grid finish: 1 = each CTA finishes its own unit's W rows (one unit per CTA, one
+                               * x tile, S = 1, clusters of 1: unit b is W tile b), 0 = gchunk columns after a
+                               * barrier */
+    int gchunk;               /* the grid finish's columns per CTA (gown = 0): cdiv(N, grid) */
     long long x_ld;           /* row stride of the x TMA reads, in elements */
-    size_t off_count, off_fin, off_x, off_slots; /* workspace offsets (off_count = 0); off_fin: the done counter,
-                                                  * then the finish words MG_SAB_FIN_HEAD bytes on */
+    size_t off_count, off_fin, off_x, off_slots, off_gsum; /* workspace offsets (off_count = 0); off_fin: the done
+                                                  * counter, the grid barrier's word at MG_SAB_GBAR_OFF, then the
+                                                  * finish words MG_SAB_FIN_HEAD bytes on; off_gsum: the grid
+                                                  * finish's per-CTA sums */
 } mg_sab_plan;
 
 static inline size_t mg_sab_align256(size_t v) { return (v + 255) & ~(size_t)255; }
@@ -277,11 +291,16 @@ static inline size_t mg_sab_count_bytes(const mg_sab_kernel *kd, long long n, lo
 /* 1 if the last CTA can finish a problem of this N and max_dim (THE FUSED FINISH; any M <= MG_SAB_MAX_M): whether
  * the policy does is mg_sab_make_plan's (fuse). */
 static inline int mg_sab_fusable(long long n, int max_dim) { return max_dim == 1 || n <= MG_SAB_FUSE_MAX_N; }
-/* The finish area: the done counter (MG_SAB_FIN_HEAD bytes) and one word per output (MG_SAB_MAX_M for max_dim 1, so that its size
- * does not depend on m); 0 where the problem is not fusable. */
+/* The finish area: the done counter and the grid barrier's word (MG_SAB_FIN_HEAD bytes), then one word per output
+ * (MG_SAB_MAX_M for max_dim 1, so that its size does not depend on m) where the last CTA can finish the problem;
+ * max_dim 0 always has the head (the grid finish takes any N). */
 static inline size_t mg_sab_fin_bytes(long long n, int max_dim) {
-    if (!mg_sab_fusable(n, max_dim)) return 0;
+    if (!mg_sab_fusable(n, max_dim)) return max_dim == 0 ? MG_SAB_FIN_HEAD : 0;
     return MG_SAB_FIN_HEAD + mg_sab_align256((size_t)(max_dim == 1 ? MG_SAB_MAX_M : n) * sizeof(unsigned));
+}
+/* The grid finish's per-CTA sums: one double per CTA of a grid of at most G (max_dim 0 only). */
+static inline size_t mg_sab_gsum_bytes(long long G, int max_dim) {
+    return max_dim == 0 ? mg_sab_align256((size_t)G * sizeof(double)) : 0;
 }
 /* The padded copy of x: m rows of ld elements. */
 static inline size_t mg_sab_x_bytes(long long m, long long ld, int elem) {
@@ -322,7 +341,7 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
         }
         w += slots;
     }
-    *ws = w;
+    *ws = w + mg_sab_gsum_bytes(G, max_dim);
 }
 
 /* The launch options the plan takes (mg_options' fields for kernel 8; 0 = the policy's; fuse is an mg_switch: AUTO
@@ -407,12 +426,28 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         pl->x_ld = mg_sab_padded_ld(k, kd->elem);
     }
     *rows = mg_sab_partial_rows(n, pl->xtiles, max_dim);
-    if (o->fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, max_dim)) {
-        snprintf(why, why_len, "%s: fuse=force, but max_dim 0 at N = %lld > %d is finished by the shared finalize",
-                 kd->name, n, MG_SAB_FUSE_MAX_N);
+    if (o->fuse == MG_SWITCH_FORCE && pl->cluster == 2 && !mg_sab_fusable(n, max_dim)) {
+        snprintf(why, why_len, "%s: fuse=force in clusters of 2 (the last CTA finishes), but max_dim 0 at N = %lld > "
+                 "%d is finished by the shared finalize", kd->name, n, MG_SAB_FUSE_MAX_N);
         return -1;
     }
-    pl->fused = o->fuse == MG_SWITCH_FORCE || (o->fuse == MG_SWITCH_AUTO && max_dim == 1);
+    /* the finish: max_dim 1 by the last CTA; max_dim 0 by the whole grid where it can be one cooperative launch
+     * (clusters of 1; the grid is at most one CTA per SM, kernel 8's occupancy): by default only where each CTA
+     * holds its own rows' final maxima (one barrier; with two, after the chunks' reads, it measured slower than the
+     * finalize: run 96), forced anywhere; in clusters of 2 by the last CTA when forced */
+    const int own = pl->units <= pl->grid && pl->xtiles == 1 && pl->splits == 1 && pl->cluster == 1;
+    if (o->fuse == MG_SWITCH_OFF)
+        pl->fused = 0;
+    else if (max_dim == 1)
+        pl->fused = MG_SAB_FUSE_LAST;
+    else if (pl->cluster == 1 && (own || o->fuse == MG_SWITCH_FORCE))
+        pl->fused = MG_SAB_FUSE_GRID;
+    else
+        pl->fused = o->fuse == MG_SWITCH_FORCE ? MG_SAB_FUSE_LAST : 0;
+    if (pl->fused == MG_SAB_FUSE_GRID) {
+        pl->gown = own;
+        pl->gchunk = (int)mg_sab_cdiv(n, pl->grid);
+    }
     /* the workspace layout */
     size_t off = k > 0 ? mg_sab_count_bytes(kd, n, k, G) : 0;
     pl->off_count = 0;
@@ -422,6 +457,8 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     if (pl->pad_x) off += mg_sab_x_bytes(m, pl->x_ld, kd->elem);
     pl->off_slots = off;
     off += mg_sab_slot_bytes(c, tiles, pl->splits);
+    pl->off_gsum = off;
+    off += mg_sab_gsum_bytes(G, max_dim);
     *ws = off;
     return 0;
 }
@@ -434,7 +471,9 @@ static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_pla
              c->stages, pl->tiles, pl->xtiles, pl->xtiles == 1 ? "" : "s", pl->splits, pl->splits == 1 ? "" : "s",
              pl->units, pl->grid,
              pl->cluster == 2 ? (pl->wcast ? " in clusters of 2 (W multicast)" : " in clusters of 2 (x multicast)") : "",
-             pl->pad_x ? ", x padded" : "", pl->fused ? "; finish fused (last CTA)" : "");
+             pl->pad_x ? ", x padded" : "",
+             pl->fused == MG_SAB_FUSE_GRID ? (pl->gown ? "; finish fused (grid, own rows)" : "; finish fused (grid)")
+             : pl->fused ? "; finish fused (last CTA)" : "");
 }
 
 #endif /* MG_SWAPAB_POLICY_H */

@@ -1073,11 +1073,14 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
 }
 
 /* Kernel 8's finish under each fuse option: auto (the default, which every other kernel 8 test meets: its last CTA
- * writes max_dim 1's output, partial_maxima_cases comparing it with the shared finalize on the same partial rows), off
- * (the shared finalize for both max_dims) and force (the last CTA writes max_dim 0's too: the column maxima by
- * atomicMax keys, the fp64 mean, the GELUs): the same cases through the public API (odd shapes, K = 0, planted
- * NaN/inf) and the partial maxima with the fused output checked; then fuse=force on a problem the last CTA cannot
- * finish (max_dim 0, N > MG_SAB_FUSE_MAX_N) is refused with a message naming the option, never run another way. */
+ * writes max_dim 1's output, the grid finish max_dim 0's where each CTA holds its own rows' maxima;
+ * partial_maxima_cases compares it with the shared finalize on the same partial rows), off (the shared finalize for
+ * both max_dims), force (the grid finish in every max_dim 0 plan of clusters of 1: chunks after a grid barrier) and
+ * force in clusters of 2 (the last CTA writes max_dim 0's too: the column maxima by atomicMax keys, the fp64 mean,
+ * the GELUs; the tiles that cannot have clusters run the grid finish): the same cases through the public API (odd
+ * shapes, K = 0, planted NaN/inf) and the partial maxima with the fused output checked; then fuse=force on a problem
+ * the last CTA cannot finish (max_dim 0, N > MG_SAB_FUSE_MAX_N, clusters of 2) is refused with a message naming the
+ * option, never run another way, while the grid finish takes it in clusters of 1. */
 Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = kernel_or_skip(8);
@@ -1087,16 +1090,17 @@ Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
                           {600, 8192, 72}};
     const shape3 pm[] = {{1, 1000, 2048}, {256, 2048, 1024}, {600, 8192, 72}, {3, 16384, 64}};
     const shape3 planted[] = {{127, 257, 1000}, {600, 520, 264}};
-    const mg_switch modes[] = {MG_SWITCH_OFF, MG_SWITCH_FORCE};
-    for (int i = 0; i < 2; i++) {
+    const mg_switch modes[] = {MG_SWITCH_OFF, MG_SWITCH_FORCE, MG_SWITCH_FORCE};
+    for (int i = 0; i < 3; i++) {
         opt_reset();
         g_opt.fuse = modes[i];
+        g_opt.cluster = i == 2 ? 2 : 0;
         const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 140, planted, 2, 150,
                                            3 + i, pm, (int)(sizeof pm / sizeof pm[0]));
-        cr_expect(ran > 0, "--fuse %s: no case ran", i ? "force" : "off");
+        cr_expect(ran > 0, "--fuse %s%s: no case ran", i ? "force" : "off", i == 2 ? " --cluster 2" : "");
     }
     mg_plan_desc d = mg_plan_desc_default();
-    d.m = 4;
+    d.m = 96;
     d.n = MG_SAB_FUSE_MAX_N + 8;
     d.k = 64;
     d.max_dim = 0;
@@ -1104,13 +1108,22 @@ Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
     d.kernel = 8;
     mg_plan *plan = NULL;
     MG_TEST_OK(mg_plan_create(&plan, &d));
-    opt_reset();
-    g_opt.fuse = MG_SWITCH_FORCE;
-    MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
     char buf[256];
-    const mg_status s = mg_plan_describe(plan, 4, buf, sizeof buf);
-    cr_expect(s == MG_ERR_UNSUPPORTED && strstr(mg_last_error(), "fuse=force") != NULL,
-              "fuse=force at N = %d max_dim 0: status %d, '%s'", MG_SAB_FUSE_MAX_N + 8, (int)s, mg_last_error());
+    for (int cl = 1; cl <= 2; cl++) {
+        opt_reset();
+        g_opt.fuse = MG_SWITCH_FORCE;
+        g_opt.cluster = cl;
+        MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+        const mg_status s = mg_plan_describe(plan, 96, buf, sizeof buf);
+        if (cl == 1)
+            cr_expect(s == MG_OK && strstr(buf, "finish fused (grid") != NULL,
+                      "fuse=force at N = %d max_dim 0: the grid finish: status %d, '%s'", MG_SAB_FUSE_MAX_N + 8, (int)s,
+                      s == MG_OK ? buf : mg_last_error());
+        else
+            cr_expect(s == MG_ERR_UNSUPPORTED && strstr(mg_last_error(), "fuse=force") != NULL,
+                      "fuse=force --cluster 2 at N = %d max_dim 0: status %d, '%s'", MG_SAB_FUSE_MAX_N + 8, (int)s,
+                      mg_last_error());
+    }
     mg_plan_destroy(plan);
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
@@ -1138,7 +1151,10 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
     float *own = d.partial;
     const size_t per = (size_t)d.bound_rows * len;
     float *bufs[RUNS + 1];
+    unsigned char *outs = dmalloc(RUNS * len * es);   /* the fused output of each run with S */
+    int fused = 0;
     mg_options o = mg_options_default();
+    o.fuse = MG_SWITCH_FORCE;   /* max_dim 0 through the grid finish's chunks (S > 1), max_dim 1 the last CTA */
     int rows = 0;
     size_t count_bytes = 0;
     for (int r = 0; r <= RUNS; r++) {   /* RUNS with S, then one with S = 1 */
@@ -1147,6 +1163,10 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
         d.partial = bufs[r];
         o.splits = r < RUNS ? S : 1;
         mg_test_direct_launch(&d, &p, &dev, &o, x, W, b, h, st);
+        if (r < RUNS && d.lp.fused_finalize) {
+            MG_TEST_CUDA(cudaMemcpyAsync(outs + (size_t)r * len * es, d.out, len * es, cudaMemcpyDeviceToDevice, st));
+            fused++;
+        }
         const mg_sab_plan *pl = (const mg_sab_plan *)d.lp.priv.bytes;
         const int cap = mg_sab_split_cap(pl->tiles, pl->nk, dev.num_sms), want = r < RUNS ? (S < cap ? S : cap) : 1;
         if (r == 0 && want < 2) cr_skip_test("S = %d does not fit %d SMs here (cap %d)", S, dev.num_sms, cap);
@@ -1179,6 +1199,19 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
         cr_expect_eq(diff, 0u, "kernel 8 %s %lldx%lldx%lld md %d S %d: run %d differs from run 0 in %zu of %zu partial "
                      "entries", mg_precision_name(pr), (long long)m, (long long)n, (long long)k, dim, S, r, diff, cnt);
     }
+    /* the forward's output where the launch finished it (max_dim 1: the last CTA; max_dim 0: the grid finish, whose
+     * mean sums the CTAs' sums in a fixed order): bit for bit across the runs */
+    cr_expect(fused == 0 || fused == RUNS, "every run plans the same finish");
+    if (fused == RUNS) {
+        unsigned char *ho = hmalloc(RUNS * len * es);
+        MG_TEST_CUDA(cudaMemcpy(ho, outs, RUNS * len * es, cudaMemcpyDeviceToHost));
+        for (int r = 1; r < RUNS; r++)
+            cr_expect(memcmp(ho, ho + (size_t)r * len * es, len * es) == 0, "kernel 8 %s %lldx%lldx%lld md %d S %d: "
+                      "run %d's fused output differs from run 0's (%s)", mg_precision_name(pr), (long long)m,
+                      (long long)n, (long long)k, dim, S, r, d.lp.summary);
+        free(ho);
+    }
+    MG_TEST_CUDA(cudaFree(outs));
     const double tol = mg_precision_tolerance(pr);
     size_t bad = 0, first = cnt;
     for (size_t i = 0; i < cnt; i++)
@@ -1189,7 +1222,14 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
     if (count_bytes > 0) {
         unsigned char *hc = hmalloc(count_bytes);
         MG_TEST_CUDA(cudaMemcpy(hc, d.ws, count_bytes, cudaMemcpyDeviceToHost));
-        size_t nz = 0;
+        const mg_sab_plan *pl = (const mg_sab_plan *)d.lp.priv.bytes;
+        size_t nz = 0, gbar = pl->off_fin + MG_SAB_GBAR_OFF;
+        if (dim == 0) {   /* the grid barrier's word: its top bit flips per barrier, its low 31 bits come back to 0 */
+            uint32_t g;
+            memcpy(&g, hc + gbar, 4);
+            cr_expect_eq(g & 0x7fffffffu, 0u, "kernel 8: the grid barrier's word is %#x after the launches", g);
+            memset(hc + gbar, 0, 4);
+        }
         for (size_t i = 0; i < count_bytes; i++) nz += hc[i] != 0;
         cr_expect_eq(nz, 0u, "kernel 8: the split counters are not zero after the launches (%zu bytes)", nz);
         free(hc);
@@ -1220,6 +1260,84 @@ Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
                 swapab_determinism_case(kern, (mg_precision)prec, cases[i].m, cases[i].n, cases[i].k, dim,
                                         cases[i].S);
     }
+}
+
+/* Kernel 8's grid finish (max_dim 0, THE GRID FINISH in kernels/swapab_finish.cuh) through the public API: each CTA
+ * finishing its own rows (M = 8, auto) and chunks after a grid barrier (M = 300: two x tiles, fuse=force), eager and
+ * captured into a graph (the cooperative launch as a graph node) and replayed twice: the same bits every time, and the
+ * plan says so. */
+Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
+    MG_TEST_NEED_GPU();
+    kernel_or_skip(8);
+    cudaStream_t st, cs;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    MG_TEST_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    const int ms[] = {8, 300};
+    const int n = 8192, k = 1000;
+    for (int prec = MG_PREC_TF32; prec <= MG_PREC_BF16; prec++)
+        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
+            const int m = ms[mi];
+            const size_t es = esize((mg_precision)prec), len = (size_t)n;
+            void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
+            MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, (mg_precision)prec, 0x9f1d + (uint64_t)m, st));
+            mg_plan_desc pd = mg_plan_desc_default();
+            pd.m = m; pd.n = n; pd.k = k; pd.max_dim = 0; pd.precision = (mg_precision)prec; pd.kernel = 8;
+            pd.shortcut = 0;
+            mg_plan *plan = NULL;
+            MG_TEST_OK(mg_plan_create(&plan, &pd));
+            opt_reset();
+            g_opt.fuse = mi == 0 ? MG_SWITCH_AUTO : MG_SWITCH_FORCE;
+            MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+            char buf[256];
+            MG_TEST_OK(mg_plan_describe(plan, m, buf, sizeof buf));
+            /* one x tile and no split (132 SMs: 128 W tiles, S = 1): own rows; two x tiles: chunks */
+            const int own = mi == 0 && strstr(buf, " x 1 split = ") != NULL;
+            cr_expect(strstr(buf, own ? "finish fused (grid, own rows)" : "finish fused (grid)") != NULL,
+                      "%s M = %d: %s", mg_precision_name((mg_precision)prec), m, buf);
+            unsigned char *o[3];
+            for (int i = 0; i < 3; i++) {
+                o[i] = dmalloc(len * es);
+                MG_TEST_OK(mg_poison(o[i], len, (mg_precision)prec, st));
+            }
+            MG_TEST_OK(mg_set_weights(plan, W, b, st));
+            MG_TEST_OK(mg_forward(plan, x, o[0], st));
+            MG_TEST_CUDA(cudaStreamSynchronize(st));
+            cudaGraph_t g = NULL;
+            cudaGraphExec_t ge = NULL;
+            MG_TEST_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+            const mg_status fst = mg_forward(plan, x, o[1], cs);
+            MG_TEST_CUDA(cudaStreamEndCapture(cs, &g));
+            cr_assert_eq(fst, MG_OK, "mg_forward under capture: %s (%s)", mg_strerror(fst), mg_last_error());
+            MG_TEST_CUDA(cudaGraphInstantiate(&ge, g, 0));
+            MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
+            MG_TEST_CUDA(cudaMemcpyAsync(o[2], o[1], len * es, cudaMemcpyDeviceToDevice, cs));
+            MG_TEST_OK(mg_poison(o[1], len, (mg_precision)prec, cs));
+            MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
+            MG_TEST_CUDA(cudaStreamSynchronize(cs));
+            unsigned char *h = hmalloc(3 * len * es);
+            for (int i = 0; i < 3; i++)
+                MG_TEST_CUDA(cudaMemcpy(h + i * len * es, o[i], len * es, cudaMemcpyDeviceToHost));
+            double *w = download_widened(o[0], len, (mg_precision)prec);
+            size_t finite = 0;
+            for (size_t j = 0; j < len; j++) finite += isfinite(w[j]) != 0;
+            cr_expect_eq(finite, len, "%s M = %d: the eager output has %zu finite values of %zu",
+                         mg_precision_name((mg_precision)prec), m, finite, len);
+            for (int i = 1; i < 3; i++)
+                cr_expect(memcmp(h, h + i * len * es, len * es) == 0, "%s M = %d: the graph's launch %d differs from "
+                          "the eager forward", mg_precision_name((mg_precision)prec), m, i);
+            free(w);
+            free(h);
+            cudaGraphExecDestroy(ge);
+            cudaGraphDestroy(g);
+            for (int i = 0; i < 3; i++) MG_TEST_CUDA(cudaFree(o[i]));
+            mg_plan_destroy(plan);
+            MG_TEST_CUDA(cudaFree(x));
+            MG_TEST_CUDA(cudaFree(W));
+            MG_TEST_CUDA(cudaFree(b));
+        }
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(cs));
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* ---- kernel 9 (cublas_int8x3): the int8 slicing layer, its guard and the exact fallback (src/ozaki.h) --------------- */

@@ -119,8 +119,10 @@ Test(swapab_policy, several_x_tiles_above_256, .init = describe_kernels) {
                           pl.units);
                 cr_expect_eq(pl.grid, pl.units < SMS ? pl.units : SMS);
                 cr_expect_eq(rows, md == 1 ? 128 : pl.xtiles, "m = %d md %d", want[i].m, md);
-                cr_expect_eq(ws, mg_sab_count_bytes(kds[p], 8192, 8192, SMS) + mg_sab_fin_bytes(8192, md), "m = %d: "
-                             "aligned x, no split: the counters and the finish area only", want[i].m);
+                cr_expect_eq(ws, mg_sab_count_bytes(kds[p], 8192, 8192, SMS) + mg_sab_fin_bytes(8192, md) +
+                                     mg_sab_gsum_bytes(SMS, md),
+                             "m = %d: aligned x, no split: the counters, the finish area and (max_dim 0) the grid "
+                             "finish's sums only", want[i].m);
                 /* the estimate it minimised: no two-consumer configuration is cheaper */
                 for (int c = 0; c < kds[p]->ncfg; c++)
                     if (kds[p]->cfg[c].consumers == 2)
@@ -362,7 +364,11 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const mg_sab_opts so = {sp, xt, 0, (int)(sp % 3)};   /* fuse auto/off/force */
                                     if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, &so, &pl, &rows, &ws, why,
                                                          sizeof why) != 0) {
-                                        if (so.fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, md)) continue;
+                                        if (so.fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, md)) {
+                                            /* only where the last CTA would finish: clusters of 2 */
+                                            cr_assert(strstr(why, "clusters of 2") != NULL, "%s", why);
+                                            continue;
+                                        }
                                         /* only an x tile wider than the rule's, at m <= 256, is refused */
                                         cr_assert(xt > 0 && m <= 256 && xt > kds[ki]->cfg[mg_sab_pick_cfg(kds[ki], m, n,
                                                   G, 0)].nx, "m=%lld x_tile %d: %s", m, xt, why);
@@ -391,23 +397,44 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const size_t fbytes = mg_sab_fin_bytes(n, md);
                                     cr_assert_eq(pl.off_fin, cbytes, "the counters' size does not depend on m");
                                     cr_assert_eq(pl.off_x, cbytes + fbytes, "nor the finish area's");
-                                    cr_assert_eq(pl.fused, so.fuse == MG_SWITCH_FORCE || (so.fuse == MG_SWITCH_AUTO &&
-                                                                                           md == 1));
-                                    if (pl.fused)   /* the done counter and a word per output */
+                                    /* max_dim 1: the last CTA; max_dim 0: the grid in clusters of 1, the last CTA
+                                     * in clusters of 2 when forced; off: neither */
+                                    const int own = pl.units <= pl.grid && pl.xtiles == 1 && pl.splits == 1 &&
+                                                    pl.cluster == 1;
+                                    const int fz = so.fuse == MG_SWITCH_OFF ? 0 : md == 1 ? MG_SAB_FUSE_LAST
+                                                   : pl.cluster == 1 && (own || so.fuse == MG_SWITCH_FORCE)
+                                                       ? MG_SAB_FUSE_GRID
+                                                   : so.fuse == MG_SWITCH_FORCE ? MG_SAB_FUSE_LAST : 0;
+                                    cr_assert_eq(pl.fused, fz, "md %d fuse %d cluster %d", md, so.fuse, pl.cluster);
+                                    if (pl.fused == MG_SAB_FUSE_LAST)   /* the done counter and a word per output */
                                         cr_assert_geq(fbytes, 256 + (size_t)(md == 1 ? m : n) * sizeof(unsigned));
+                                    if (md == 0)   /* the grid barrier's word in the head */
+                                        cr_assert_geq(fbytes, (size_t)MG_SAB_GBAR_OFF + sizeof(unsigned));
+                                    if (pl.fused == MG_SAB_FUSE_GRID) {
+                                        /* own rows exactly where unit b is W tile b and holds its final maxima; else
+                                         * chunks that cover N, none empty but the tail */
+                                        cr_assert_eq(pl.gown, pl.units <= pl.grid && pl.xtiles == 1 &&
+                                                     pl.splits == 1 && pl.cluster == 1);
+                                        cr_assert((long long)pl.gchunk * pl.grid >= n &&
+                                                  (long long)(pl.gchunk - 1) * pl.grid < n, "chunk %d grid %d n %lld",
+                                                  pl.gchunk, pl.grid, n);
+                                    }
                                     cr_assert(pl.off_x <= pl.off_slots && pl.off_slots <= ws);
                                     if (pl.pad_x)
                                         cr_assert_geq(pl.off_slots, pl.off_x + (size_t)m * pl.x_ld * kds[ki]->elem);
                                     else
                                         cr_assert_eq(pl.off_slots, pl.off_x);
-                                    cr_assert_eq(ws, pl.off_slots + mg_sab_slot_bytes(c, pl.tiles, pl.splits));
+                                    cr_assert_eq(pl.off_gsum, pl.off_slots + mg_sab_slot_bytes(c, pl.tiles, pl.splits));
+                                    /* the grid finish's sums: a double per CTA, max_dim 0 */
+                                    cr_assert_eq(ws, pl.off_gsum + mg_sab_gsum_bytes(G, md));
+                                    if (md == 0) cr_assert_geq(ws - pl.off_gsum, (size_t)pl.grid * sizeof(double));
                                     if (pl.splits > 1) {
                                         /* a counter per slab of every tile, and S slots of 64 x nx floats each */
                                         cr_assert_geq(cbytes, (size_t)pl.tiles * c->consumers * sizeof(int));
                                         cr_assert_geq(ws - pl.off_slots, (size_t)pl.tiles * c->consumers *
                                                       pl.splits * 64 * c->nx * sizeof(float));
                                     }
-                                    if (k == 0) cr_assert(ws == fbytes && pl.splits == 1);
+                                    if (k == 0) cr_assert(ws == fbytes + mg_sab_gsum_bytes(G, md) && pl.splits == 1);
                                 }
                     }
 }
@@ -459,34 +486,53 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     mg_sab_plan pl;
     char why[160] = "";
     const mg_sab_opts autof = {0, 0, 0, MG_SWITCH_AUTO}, off = {0, 0, 0, MG_SWITCH_OFF},
-                      force = {0, 0, 0, MG_SWITCH_FORCE};
+                      force = {0, 0, 0, MG_SWITCH_FORCE}, force2 = {0, 0, 2, MG_SWITCH_FORCE},
+                      auto2 = {0, 0, 2, MG_SWITCH_AUTO};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect(pl.fused == 1 && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
+    cr_expect(pl.fused == MG_SAB_FUSE_LAST && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
     cr_expect_eq(mg_sab_fin_bytes(8192, 1), 256u + MG_SAB_MAX_M * 4u);
     cr_expect_eq(mg_sab_fin_bytes(8192, 0), 256u + 8192u * 4u);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, 1, "no options: auto");
+    cr_expect_eq(pl.fused, MG_SAB_FUSE_LAST, "no options: auto");
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 1, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect_eq(pl.fused, 0, "fuse=off");
+    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect_eq(pl.fused, 0, "max_dim 0, fuse=off: the shared finalize");
+    /* max_dim 0, M = 600 (4 x tiles): the shared finalize by default, the grid finish in chunks of columns forced */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, 0, "max_dim 0: the shared finalize unless forced");
+    cr_expect_eq(pl.fused, 0, "max_dim 0 with several x tiles: the shared finalize unless forced");
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, 1, "max_dim 0, fuse=force");
-    cr_expect_eq(pl.off_x, pl.off_fin + mg_sab_fin_bytes(8192, 0), "off keeps the area where it is");
-    /* max_dim 0 past the staging bound: the shared finalize (auto), refused (force); max_dim 1 fuses at any N */
-    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &autof, &pl, &rows, &ws, why,
+    cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.cluster == 1 && pl.xtiles == 4 && !pl.gown &&
+              pl.gchunk == (8192 + pl.grid - 1) / pl.grid, "max_dim 0, force: %d own %d chunk %d", pl.fused, pl.gown,
+              pl.gchunk);
+    cr_expect_eq(pl.off_x, pl.off_fin + mg_sab_fin_bytes(8192, 0), "the area stays where it is");
+    cr_expect_eq(ws, pl.off_gsum + mg_sab_gsum_bytes(SMS, 0), "the sums last");
+    /* one W tile per CTA, one x tile, no split: each CTA finishes its own rows */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, 8192, 8192, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.gown && pl.units == pl.grid && pl.splits == 1, "M = 8: %d %d",
+              pl.fused, pl.gown);
+    /* clusters of 2: the last CTA when forced, else the shared finalize */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 384, 8192, 8192, 0, 1, SMS, &force2, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect(pl.cluster == 2 && pl.fused == MG_SAB_FUSE_LAST, "cluster %d fused %d", pl.cluster, pl.fused);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 384, 8192, 8192, 0, 1, SMS, &auto2, &pl, &rows, &ws, why, sizeof why), 0);
+    cr_expect(pl.cluster == 2 && pl.fused == 0, "cluster %d fused %d", pl.cluster, pl.fused);
+    /* max_dim 0 past the staging bound: the grid finish takes any N; the last CTA (clusters of 2, forced) is
+     * refused; max_dim 1 fuses at any N */
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
                                   sizeof why), 0);
-    cr_expect(pl.fused == 0 && mg_sab_fin_bytes(MG_SAB_FUSE_MAX_N + 1, 0) == 0 && pl.off_x == pl.off_fin);
+    cr_expect(pl.fused == MG_SAB_FUSE_GRID && mg_sab_fin_bytes(MG_SAB_FUSE_MAX_N + 1, 0) == 256 &&
+              pl.off_x == pl.off_fin + 256);
     cr_expect(mg_sab_fusable(MG_SAB_FUSE_MAX_N, 0) && mg_sab_fusable(1 << 20, 1));
-    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
-                                  sizeof why), -1);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 96, MG_SAB_FUSE_MAX_N + 1, 8192, 0, 1, SMS, &auto2, &pl, &rows, &ws,
+                                  why, sizeof why), 0);
+    cr_expect(pl.cluster == 2 && pl.fused == 0, "cluster %d fused %d", pl.cluster, pl.fused);
+    cr_expect_eq(mg_sab_make_plan(&K8_BF16, 96, MG_SAB_FUSE_MAX_N + 1, 8192, 0, 1, SMS, &force2, &pl, &rows, &ws,
+                                  why, sizeof why), -1);
     cr_expect(strstr(why, "fuse=force") != NULL && strstr(why, "16385") != NULL, "%s", why);
-    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
-                                  sizeof why), 0);
-    cr_expect_eq(pl.fused, 1);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 1024, 100000, 64, 1, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, 1);
-    /* K = 0 (y = b): the area is the whole workspace */
+    cr_expect_eq(pl.fused, MG_SAB_FUSE_LAST);
+    /* K = 0 (y = b): the area and the sums are the whole workspace */
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 5, 7, 0, 0, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect(pl.fused == 1 && pl.off_fin == 0 && ws == mg_sab_fin_bytes(7, 0));
+    cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.off_fin == 0 &&
+              ws == mg_sab_fin_bytes(7, 0) + mg_sab_gsum_bytes(SMS, 0));
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""tools/sass_kloop_diff.py: compare the wgmma k-loops of two builds of a kernel file, function by function.
+
+Kernel 8's consumer k-loop is sensitive to code elsewhere in the kernel (notes/18_small_m.md, runs 88 and 94: -8 to
+-15% from changes outside the loop), so a change near it is first checked here: the SASS from the first to the last
+HGMMA of each function (plus 40 instructions either side), registers and immediates normalised, A against B.
+
+  cuobjdump -sass A.o > a.sass; cuobjdump -sass B.o > b.sass
+  tools/sass_kloop_diff.py a.sass b.sass [NAME_SUBSTRING]     (default substring: swapab_kernel)
+
+Prints one line per function: its instruction counts in A and B, the k-loop region's length in each and
+"same" or the number of differing lines. Exit 0 when every k-loop region is the same, 1 otherwise."""
+import difflib
+import re
+import sys
+
+
+def functions(path):
+    out, cur = {}, None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'\s*Function : (\S+)', line)
+            if m:
+                cur = m.group(1)
+                out[cur] = []
+                continue
+            m = re.match(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;', line)
+            if cur and m:
+                out[cur].append(m.group(2))
+    return out
+
+
+def norm(ins):
+    ins = re.sub(r'0x[0-9a-f]+', 'X', ins)
+    return re.sub(r'\b(U?R|P|UP)\d+\b', r'\1', ins)
+
+
+def kloop(code):
+    idx = [i for i, t in enumerate(code) if 'HGMMA' in t]
+    return code[max(0, idx[0] - 40):idx[-1] + 40] if idx else []
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    a, b = functions(sys.argv[1]), functions(sys.argv[2])
+    sub = sys.argv[3] if len(sys.argv) > 3 else 'swapab_kernel'
+    differ = 0
+    for name in sorted(set(a) | set(b)):
+        if sub not in name:
+            continue
+        x, y = [norm(i) for i in a.get(name, [])], [norm(i) for i in b.get(name, [])]
+        lx, ly = kloop(x), kloop(y)
+        nd = sum(1 for d in difflib.unified_diff(lx, ly, n=0, lineterm='')
+                 if d[:1] in '+-' and d[:3] not in ('+++', '---'))
+        differ += nd > 0
+        what = name[:110] if nd == 0 else '%s (%d lines)' % (name[:100], nd)
+        print('%-8s A %5d B %5d  k-loop A %4d B %4d  %s' % ('same' if nd == 0 else 'DIFF', len(x), len(y), len(lx),
+                                                             len(ly), what))
+    return 1 if differ else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
