@@ -91,7 +91,8 @@ __device__ __noinline__ void finish(const Params &p, int t, float *stage, double
     E *out = static_cast<E *>(p.out);
     if (p.max_dim == 1) {
         if (!recorded) {   /* no CTA recorded a row: every word is 0, every output gelu(+0) = +0 (nothing to read) */
-            for (int i = t; i < p.m; i += T) mg_store_out(out, i, mg_gelu_f32(0.f));
+            if constexpr (!C::EARLY_ZEROS)   /* else the CTAs' EARLY ZEROS wrote them (swapab_kernel.cuh) */
+                for (int i = t; i < p.m; i += T) mg_store_out(out, i, mg_gelu_f32(0.f));
             return;
         }
         const unsigned slabs = (unsigned)p.slabs;
