@@ -14,14 +14,16 @@
  *   max_dim 1 slabs recorded a row: the low 16 bits count the CTAs, at most 65535 (launch_cfg checks), the high half
  *   those that recorded); the last one zeroes the counter and writes the output from fin (zeroing it for the next
  *   launch): max_dim 1 M values from the words, or, when no CTA recorded any (all maxima finite, the common case), M
- *   zeros without reading them; max_dim 0 the column maxima staged in its idle ring, mu = their fp64 sum in a fixed
- *   order (thread t sums j = t, t + T, ... ; then a fixed tree over the T consumer threads) / N, out[j] =
- *   gelu(c[j] - mu), with c - mu in fp64 and the GELU in fp32 (erff; fp64 where c - mu is beyond fp32's range): one
- *   SM's fp64 units would take microseconds for N = 8192 erf. So max_dim 1 equals the shared finalize's output bit for
- *   bit; max_dim 0 differs from it by the order of the fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for
- *   another: no co-residency is assumed. The policy fuses max_dim 1 this way; max_dim 0 only where the grid finish
- *   cannot run (clusters of 2) and when asked (fuse=force): one SM's N GELUs cost more than the finalize kernels they
- *   replace (run 72: +5 to +14 us at N = 8192; notes/18_small_m.md "Session 12").
+ *   zeros without reading them (or nothing: in the configurations with EARLY ZEROS, swapab_kernel.cuh, every CTA's
+ *   idle producer warp wrote its slice of the zeros at the start, ordered before the CTA's arrival); max_dim 0 the
+ *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
+ *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
+ *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
+ *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
+ *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. The policy fuses
+ *   max_dim 1 this way; max_dim 0 only where the grid finish cannot run (clusters of 2) and when asked (fuse=force):
+ *   one SM's N GELUs cost more than the finalize kernels they replace (run 72: +5 to +14 us at N = 8192;
+ *   notes/18_small_m.md "Session 12").
  * THE GRID FINISH (the plan's fused = 2: max_dim 0, clusters of 1, launched cooperatively so that every CTA is
  *   resident and may wait for the others). The epilogues store the partial rows as without a finish; then every CTA
  *   takes a share of the N columns: its own unit's W rows when each CTA has one unit and it holds the final column

@@ -112,8 +112,9 @@ struct Cfg {
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
     static constexpr int GCOL_BYTES = WROWS * 4;              /* the grid finish's own rows: the column maxima */
-    /* EARLY ZEROS (the kernel, max_dim 1's fused finish) in the n8 and n16 configurations only: -1.5 to -2 us at n8
-     * (run 98); in the others the same code reshaped the consumer's k-loop (+3% at n64, +13% at w128_n64) */
+    /* EARLY ZEROS (the kernel, max_dim 1's fused finish) in the n8 and n16 configurations only: n8 (M <= 8) +0.4 to
+     * +4.6% (runs 98-99, same-run A/B), n16 within noise; compiled into every configuration (run 98) the same code
+     * reshaped the consumer's k-loop of the others (SASS) and cost up to 3% at n64 and 13% at w128_n64 */
     static constexpr bool EARLY_ZEROS = NX <= 16;
     static constexpr int BAR_BYTES = 2 * STAGES * 8 + 16;      /* full, empty; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
