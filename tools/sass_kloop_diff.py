@@ -8,8 +8,11 @@ HGMMA of each function (plus 40 instructions either side), registers and immedia
   cuobjdump -sass A.o > a.sass; cuobjdump -sass B.o > b.sass
   tools/sass_kloop_diff.py a.sass b.sass [NAME_SUBSTRING]     (default substring: swapab_kernel)
 
-Prints one line per function: its instruction counts in A and B, the k-loop region's length in each and
-"same" or the number of differing lines. Exit 0 when every k-loop region is the same, 1 otherwise."""
+Prints one line per function: its instruction counts in A and B, the k-loop region's length in each, the R2UR count
+of the producer's TMA loop in each (from 60 instructions before the first UTMALDG to 20 after the last: 0 = the loop
+runs on the uniform datapath; run 98's slowdowns of up to 13% came with this count going from 0 to 13-71 while the
+k-loop stayed the same, notes/18_small_m.md "Session 17") and "same" or the number of differing k-loop lines. Exit 0
+when every k-loop region and producer count is the same, 1 otherwise."""
 import difflib
 import re
 import sys
@@ -40,6 +43,11 @@ def kloop(code):
     return code[max(0, idx[0] - 40):idx[-1] + 40] if idx else []
 
 
+def producer_r2ur(code):
+    idx = [i for i, t in enumerate(code) if 'UTMALDG' in t]
+    return sum('R2UR' in t for t in code[max(0, idx[0] - 60):idx[-1] + 20]) if idx else 0
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -52,12 +60,14 @@ def main():
             continue
         x, y = [norm(i) for i in a.get(name, [])], [norm(i) for i in b.get(name, [])]
         lx, ly = kloop(x), kloop(y)
+        px, py = producer_r2ur(x), producer_r2ur(y)
         nd = sum(1 for d in difflib.unified_diff(lx, ly, n=0, lineterm='')
                  if d[:1] in '+-' and d[:3] not in ('+++', '---'))
-        differ += nd > 0
-        what = name[:110] if nd == 0 else '%s (%d lines)' % (name[:100], nd)
-        print('%-8s A %5d B %5d  k-loop A %4d B %4d  %s' % ('same' if nd == 0 else 'DIFF', len(x), len(y), len(lx),
-                                                             len(ly), what))
+        bad = nd > 0 or px != py
+        differ += bad
+        what = name[:100] if nd == 0 else '%s (%d lines)' % (name[:90], nd)
+        print('%-8s A %5d B %5d  k-loop A %4d B %4d  producer R2UR A %2d B %2d  %s' %
+              ('same' if not bad else 'DIFF', len(x), len(y), len(lx), len(ly), px, py, what))
     return 1 if differ else 0
 
 
