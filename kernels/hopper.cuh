@@ -156,7 +156,7 @@ __device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tma
 }
 
 /* The multicast variant (kernel 8's clusters of 2 sharing an x box): the same box lands at the same smem offset in
- * every CTA of the cluster whose bit is set in cta_mask (bit i = %cluster_ctarank i), and each destination CTA's
+ * every CTA of the cluster whose bit is set in cta_mask (bit i = the CTA of cluster rank i), and each destination CTA's
  * barrier at bar's offset receives complete_tx(box bytes). */
 __device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
                                                          int32_t c0, int32_t c1, uint16_t cta_mask) {
@@ -164,6 +164,33 @@ __device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtens
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
         " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(mg_smem_u32(dst)),
         "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
+}
+
+/* Warp-wide forms (kernel 8's clusters-of-2 producer: the whole warp runs the loop, so ptxas keeps it on the uniform
+ * datapath): elect.sync picks one lane of the full warp, which issues the instruction. */
+__device__ __forceinline__ void mg_mbar_arrive_expect_tx_elect(uint64_t *bar, uint32_t tx_bytes) {
+    asm volatile("{\n.reg .pred p;\n.reg .b32 l;\nelect.sync l|p, 0xffffffff;\n"
+                 "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n}\n" ::"r"(mg_smem_u32(bar)),
+                 "r"(tx_bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mg_tma_load_2d_multicast_elect(void *dst, const CUtensorMap *tmap, uint64_t *bar,
+                                                               int32_t c0, int32_t c1, uint16_t cta_mask) {
+    asm volatile(
+        "{\n.reg .pred p;\n.reg .b32 l;\nelect.sync l|p, 0xffffffff;\n"
+        "@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;\n}\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
+        : "memory");
+}
+__device__ __forceinline__ void mg_tma_load_3d_multicast_elect(void *dst, const CUtensorMap *tmap, uint64_t *bar,
+                                                               int32_t c0, int32_t c1, int32_t c2, uint16_t cta_mask) {
+    asm volatile(
+        "{\n.reg .pred p;\n.reg .b32 l;\nelect.sync l|p, 0xffffffff;\n"
+        "@p cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4, %5}], [%2], %6;\n}\n" ::"r"(mg_smem_u32(dst)),
+        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
         : "memory");
 }
 
@@ -190,11 +217,6 @@ __device__ __forceinline__ void mg_tma_load_3d_multicast(void *dst, const CUtens
 /* Clusters (kernel 8's clusters of 2; kernel 4's cluster-2 form was removed: notes/04_wgmma_ws.md)  */
 /* ============================================================================================== */
 
-__device__ __forceinline__ uint32_t mg_cluster_ctarank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
 /* Arrives on the barrier at the same shared-memory offset in CTA cta_rank of this cluster (mapa translates the
  * address; cta_rank may be this CTA): tells the CTA that multicasts into this CTA's stage that this CTA is done with
  * it. The instruction's default semantics (.release.cta), as CUTLASS (ClusterBarrier::arrive(cta_id, pred)),

@@ -226,12 +226,24 @@ template <class C> __device__ __forceinline__ int sub_count(int k, int kb) {
 
 /* ---- producer ------------------------------------------------------------------------------------------------- */
 
-/* Thread 0 of warpgroup 0: every unit's k-blocks into the ring (stage it % STAGES, its use it / STAGES: the
- * previous use's release is awaited, none before the first). */
+/* Thread 0 of warpgroup 0 (clusters of 2: its whole warp 0, elect.sync issuing): every unit's k-blocks into the ring
+ * (stage it % STAGES, its use it / STAGES: the previous use's release is awaited, none before the first).
+ * THE PRODUCER'S FORM. The loop must stay on the uniform datapath (UTMALDG operands in uniform registers): one thread
+ * that exits after the loop does (clusters of 1), but one that reconverges with its warpgroup before the cluster
+ * barrier did not (every TMA issue went through R2UR from per-thread registers; notes/18_small_m.md "Session 17"),
+ * so in clusters of 2 the whole warp runs the loop, warp-uniform, with each TMA and expect_tx issued by elect.sync,
+ * as CUTLASS's producers do (run 101: clusters-of-2 plans +5 to +20%). tools/sass_kloop_diff.py counts the loop's
+ * R2UR. */
 template <class C>
 __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t *full, uint64_t *empty) {
     int it = 0;
-    const int rank = C::CLUSTER == 1 ? 0 : (int)mg_cluster_ctarank();
+    const int rank = C::CLUSTER == 1 ? 0 : (int)(blockIdx.x % C::CLUSTER);
+    /* cluster 2 (the whole warp runs this loop, elect.sync issues): one instruction form for both pairings, each box
+     * by a multicast whose mask is both CTAs or this CTA alone */
+    const bool wc = p.wcast != 0;
+    const uint16_t wmask = wc ? (uint16_t)3 : (uint16_t)(1u << rank), xmask = wc ? (uint16_t)(1u << rank) : (uint16_t)3;
+    const int woff = wc ? rank * (C::WROWS / 2) : 0, xoff = !wc && rank == 1 ? C::XH0 : 0;
+    const CUtensorMap *xd = !wc && rank == 1 ? &p.x1 : &p.x;
     for (int u = (int)blockIdx.x; u < p.units; u += (int)gridDim.x) {
         const Unit un = unit_of<C::CLUSTER>(p, u);
         int kb0, kb1;
@@ -243,24 +255,20 @@ __device__ __forceinline__ void produce(const Params &p, uint8_t *smem, uint64_t
             uint8_t *sp = smem + st * C::STAGE_BYTES;
             const int ns = C::KSUB == 1 ? 1 : sub_count<C>(p.k, kb);
             /* full boxes count even where TMA zero-fills; boxes wholly past K are not loaded (nor multiplied) */
-            mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
+            if constexpr (C::CLUSTER == 1)
+                mg_mbar_arrive_expect_tx(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
+            else
+                mg_mbar_arrive_expect_tx_elect(&full[st], (uint32_t)(ns * (C::W_SUB + C::X_SUB)));
             for (int j = 0; j < ns; j++) {
                 const int kc = kb * C::BK + j * C::SUB_K;
                 const int pw = kb * C::KSUB + j;   /* W's panel: its 128-byte column kc .. kc + SUB_K - 1 */
                 if constexpr (C::CLUSTER == 1) {
                     mg_tma_load_3d(sp + j * C::W_SUB, &p.w, &full[st], 0, n0, pw);
                     mg_tma_load_2d(sp + C::W_BYTES + j * C::X_SUB, &p.x, &full[st], kc, x0);
-                } else if (p.wcast) {   /* my half of the W box into both CTAs, my whole x box (KSUB = 1: j = 0) */
-                    mg_tma_load_3d_multicast(sp + rank * (C::WROWS / 2) * 128, &p.w, &full[st], 0,
-                                             n0 + rank * (C::WROWS / 2), pw, (uint16_t)3);
-                    mg_tma_load_2d(sp + C::W_BYTES, &p.x, &full[st], kc, x0);
-                } else if (rank == 0) {   /* my W tile; my half of x into both CTAs (KSUB = 1: j = 0) */
-                    mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
-                    mg_tma_load_2d_multicast(sp + C::W_BYTES, &p.x, &full[st], kc, x0, (uint16_t)3);
                 } else {
-                    mg_tma_load_3d(sp, &p.w, &full[st], 0, n0, pw);
-                    mg_tma_load_2d_multicast(sp + C::W_BYTES + C::XH0 * 128, &p.x1, &full[st], kc, x0 + C::XH0,
-                                             (uint16_t)3);
+                    mg_tma_load_3d_multicast_elect(sp + woff * 128, &p.w, &full[st], 0, n0 + woff, pw, wmask);
+                    mg_tma_load_2d_multicast_elect(sp + C::W_BYTES + xoff * 128, xd, &full[st], kc, x0 + xoff,
+                                                   xmask);
                 }
             }
         }
@@ -505,7 +513,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     if (wg == 0) {
         /* ---------------- producer ---------------- */
         mg_setmaxnreg_dec<kProducerRegs>();
-        if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
+        if constexpr (C::CLUSTER == 1) {
+            if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
+        } else {   /* the whole warp 0 (warp-uniform: __shfl_sync tells ptxas so) */
+            if (__shfl_sync(0xffffffffu, tid / 32, 0) == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
+        }
         if constexpr (C::EARLY_ZEROS) {
             if (tid >= 32 && tid < 64 && p.fused == MG_SAB_FUSE_LAST && p.max_dim == 1) {
                 /* EARLY ZEROS: warp 1 writes this CTA's slice of the max_dim 1 output now (gelu(+0) = +0: every row
