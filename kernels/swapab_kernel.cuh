@@ -12,7 +12,9 @@
  *   warpgroup 0  producer: setmaxnreg.dec to 40; ONE thread issues the TMA loads: per k-block, KSUB 128-byte boxes of
  *                the tile's W rows (WROWS x 128 B each) and of x (NX x 128 B each) into one stage of a STAGES-deep
  *                mbarrier ring (full / empty barriers, as ws_pipeline.cuh); it runs ahead into the next unit.
- *                x's box starts at the unit's x tile (row xt NX); TMA zero-fills rows >= M.
+ *                x's box starts at the unit's x tile (row xt NX); TMA zero-fills rows >= M. In clusters of 2 the
+ *                whole warp 0 runs the loop and elect.sync issues (THE PRODUCER'S FORM at produce()); with EARLY
+ *                ZEROS its warp 1 writes max_dim 1's zeros at the start.
  *   warpgroup 1+c consumer c: setmaxnreg.inc; W rows [64c, 64c + 64) of the tile: per k-block KSUB x 4 wgmma
  *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
