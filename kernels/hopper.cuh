@@ -155,20 +155,11 @@ __device__ __forceinline__ void mg_tma_load_2d(void *dst, const CUtensorMap *tma
         : "memory");
 }
 
-/* The multicast variant (kernel 8's clusters of 2 sharing an x box): the same box lands at the same smem offset in
- * every CTA of the cluster whose bit is set in cta_mask (bit i = the CTA of cluster rank i), and each destination CTA's
- * barrier at bar's offset receives complete_tx(box bytes). */
-__device__ __forceinline__ void mg_tma_load_2d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
-                                                         int32_t c0, int32_t c1, uint16_t cta_mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(mg_smem_u32(dst)),
-        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
-        : "memory");
-}
-
 /* Warp-wide forms (kernel 8's clusters-of-2 producer: the whole warp runs the loop, so ptxas keeps it on the uniform
- * datapath): elect.sync picks one lane of the full warp, which issues the instruction. */
+ * datapath): elect.sync picks one lane of the full warp, which issues the instruction. The multicast loads: the same
+ * box lands at the same smem offset in every CTA of the cluster whose bit is set in cta_mask (bit i = the CTA of
+ * cluster rank i; this CTA's bit alone is a plain load), and each destination CTA's barrier at bar's offset receives
+ * complete_tx(box bytes). */
 __device__ __forceinline__ void mg_mbar_arrive_expect_tx_elect(uint64_t *bar, uint32_t tx_bytes) {
     asm volatile("{\n.reg .pred p;\n.reg .b32 l;\nelect.sync l|p, 0xffffffff;\n"
                  "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n}\n" ::"r"(mg_smem_u32(bar)),
@@ -202,14 +193,6 @@ __device__ __forceinline__ void mg_tma_load_3d(void *dst, const CUtensorMap *tma
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(mg_smem_u32(dst)),
         "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
-        : "memory");
-}
-__device__ __forceinline__ void mg_tma_load_3d_multicast(void *dst, const CUtensorMap *tmap, uint64_t *bar,
-                                                         int32_t c0, int32_t c1, int32_t c2, uint16_t cta_mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-        " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(mg_smem_u32(dst)),
-        "l"(reinterpret_cast<uint64_t>(tmap)), "r"(mg_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
         : "memory");
 }
 
