@@ -106,14 +106,6 @@ __device__ __forceinline__ void mg_mbar_arrive_expect_tx(uint64_t *bar, uint32_t
                  : "memory");
 }
 
-/* Raises the expected transaction bytes without arriving (e.g. a CTA that receives multicast data it did not
- * issue, while its arrival is counted elsewhere). */
-__device__ __forceinline__ void mg_mbar_expect_tx(uint64_t *bar, uint32_t tx_bytes) {
-    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(mg_smem_u32(bar)),
-                 "r"(tx_bytes)
-                 : "memory");
-}
-
 /* Non-blocking probe: 1 once the phase with this parity has completed (acquire at CTA scope). */
 __device__ __forceinline__ uint32_t mg_mbar_try_wait(uint64_t *bar, uint32_t parity) {
     uint32_t done;

@@ -1262,6 +1262,39 @@ Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
     }
 }
 
+/* mg_forward(plan, x) captured into a CUDA graph on a stream of its own and replayed `replays` times, the output
+ * poisoned before each launch: every launch's output equals `eager` (the eager forward's, len elements on the device)
+ * bit for bit. what: the case, for the messages. Kernel 8's grid finish and kernel 11's tests use it. */
+static void expect_graph_replays_equal(mg_plan *plan, const void *x, const void *eager, size_t len, mg_precision prec,
+                                       int replays, const char *what) {
+    const size_t bytes = len * esize(prec);
+    cudaStream_t cs;
+    MG_TEST_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    void *o = dmalloc(bytes);
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    MG_TEST_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+    const mg_status fst = mg_forward(plan, x, o, cs);
+    MG_TEST_CUDA(cudaStreamEndCapture(cs, &g));
+    cr_assert_eq(fst, MG_OK, "%s: mg_forward under capture: %s (%s)", what, mg_strerror(fst), mg_last_error());
+    MG_TEST_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    unsigned char *h0 = hmalloc(bytes), *h1 = hmalloc(bytes);
+    MG_TEST_CUDA(cudaMemcpy(h0, eager, bytes, cudaMemcpyDeviceToHost));
+    for (int r = 1; r <= replays; r++) {
+        MG_TEST_OK(mg_poison(o, len, prec, cs));
+        MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
+        MG_TEST_CUDA(cudaStreamSynchronize(cs));
+        MG_TEST_CUDA(cudaMemcpy(h1, o, bytes, cudaMemcpyDeviceToHost));
+        cr_expect(memcmp(h0, h1, bytes) == 0, "%s: the graph's launch %d differs from the eager forward", what, r);
+    }
+    free(h0);
+    free(h1);
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    MG_TEST_CUDA(cudaFree(o));
+    MG_TEST_CUDA(cudaStreamDestroy(cs));
+}
+
 /* Kernel 8's grid finish (max_dim 0, THE GRID FINISH in kernels/swapab_finish.cuh) through the public API: each CTA
  * finishing its own rows (M = 8, auto) and chunks after a grid barrier (M = 300: two x tiles, fuse=force), eager and
  * captured into a graph (the cooperative launch as a graph node) and replayed twice: the same bits every time, and the
@@ -1269,9 +1302,8 @@ Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
 Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
     MG_TEST_NEED_GPU();
     kernel_or_skip(8);
-    cudaStream_t st, cs;
+    cudaStream_t st;
     MG_TEST_CUDA(cudaStreamCreate(&st));
-    MG_TEST_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
     const int ms[] = {8, 300};
     const int n = 8192, k = 1000;
     for (int prec = MG_PREC_TF32; prec <= MG_PREC_BF16; prec++)
@@ -1294,49 +1326,27 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
             const int own = mi == 0 && strstr(buf, " x 1 split = ") != NULL;
             cr_expect(strstr(buf, own ? "finish fused (grid, own rows)" : "finish fused (grid)") != NULL,
                       "%s M = %d: %s", mg_precision_name((mg_precision)prec), m, buf);
-            unsigned char *o[3];
-            for (int i = 0; i < 3; i++) {
-                o[i] = dmalloc(len * es);
-                MG_TEST_OK(mg_poison(o[i], len, (mg_precision)prec, st));
-            }
+            void *o = dmalloc(len * es);
+            MG_TEST_OK(mg_poison(o, len, (mg_precision)prec, st));
             MG_TEST_OK(mg_set_weights(plan, W, b, st));
-            MG_TEST_OK(mg_forward(plan, x, o[0], st));
+            MG_TEST_OK(mg_forward(plan, x, o, st));
             MG_TEST_CUDA(cudaStreamSynchronize(st));
-            cudaGraph_t g = NULL;
-            cudaGraphExec_t ge = NULL;
-            MG_TEST_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-            const mg_status fst = mg_forward(plan, x, o[1], cs);
-            MG_TEST_CUDA(cudaStreamEndCapture(cs, &g));
-            cr_assert_eq(fst, MG_OK, "mg_forward under capture: %s (%s)", mg_strerror(fst), mg_last_error());
-            MG_TEST_CUDA(cudaGraphInstantiate(&ge, g, 0));
-            MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
-            MG_TEST_CUDA(cudaMemcpyAsync(o[2], o[1], len * es, cudaMemcpyDeviceToDevice, cs));
-            MG_TEST_OK(mg_poison(o[1], len, (mg_precision)prec, cs));
-            MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
-            MG_TEST_CUDA(cudaStreamSynchronize(cs));
-            unsigned char *h = hmalloc(3 * len * es);
-            for (int i = 0; i < 3; i++)
-                MG_TEST_CUDA(cudaMemcpy(h + i * len * es, o[i], len * es, cudaMemcpyDeviceToHost));
-            double *w = download_widened(o[0], len, (mg_precision)prec);
+            double *w = download_widened(o, len, (mg_precision)prec);
             size_t finite = 0;
             for (size_t j = 0; j < len; j++) finite += isfinite(w[j]) != 0;
             cr_expect_eq(finite, len, "%s M = %d: the eager output has %zu finite values of %zu",
                          mg_precision_name((mg_precision)prec), m, finite, len);
-            for (int i = 1; i < 3; i++)
-                cr_expect(memcmp(h, h + i * len * es, len * es) == 0, "%s M = %d: the graph's launch %d differs from "
-                          "the eager forward", mg_precision_name((mg_precision)prec), m, i);
             free(w);
-            free(h);
-            cudaGraphExecDestroy(ge);
-            cudaGraphDestroy(g);
-            for (int i = 0; i < 3; i++) MG_TEST_CUDA(cudaFree(o[i]));
+            char what[64];
+            snprintf(what, sizeof what, "%s M = %d", mg_precision_name((mg_precision)prec), m);
+            expect_graph_replays_equal(plan, x, o, len, (mg_precision)prec, 2, what);
+            MG_TEST_CUDA(cudaFree(o));
             mg_plan_destroy(plan);
             MG_TEST_CUDA(cudaFree(x));
             MG_TEST_CUDA(cudaFree(W));
             MG_TEST_CUDA(cudaFree(b));
         }
     opt_reset();
-    MG_TEST_CUDA(cudaStreamDestroy(cs));
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
@@ -1887,31 +1897,14 @@ Test(gpu_int8x3, gemv_int8w_small_m, .timeout = 900) {
         pd.m = m; pd.n = n; pd.k = k; pd.max_dim = dim; pd.kernel = 11; pd.shortcut = 0;
         mg_plan *plan = NULL;
         MG_TEST_OK(mg_plan_create(&plan, &pd));
-        float *o1 = dmalloc(len * 4), *o2 = dmalloc(len * 4);
+        float *o1 = dmalloc(len * 4);
         MG_TEST_OK(mg_set_weights(plan, io.W, io.b, st));
         MG_TEST_OK(mg_forward(plan, io.x, o1, st));
-        MG_TEST_OK(mg_poison(o2, len, MG_PREC_FP32, st));
         MG_TEST_CUDA(cudaStreamSynchronize(st));
-        cudaStream_t cs;
-        MG_TEST_CUDA(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-        cudaGraph_t g = NULL;
-        cudaGraphExec_t ge = NULL;
-        MG_TEST_CUDA(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
-        const mg_status fst = mg_forward(plan, io.x, o2, cs);
-        MG_TEST_CUDA(cudaStreamEndCapture(cs, &g));
-        cr_assert_eq(fst, MG_OK, "mg_forward under capture: %s (%s)", mg_strerror(fst), mg_last_error());
-        MG_TEST_CUDA(cudaGraphInstantiate(&ge, g, 0));
-        MG_TEST_CUDA(cudaGraphLaunch(ge, cs));
-        MG_TEST_CUDA(cudaStreamSynchronize(cs));
-        float *h1 = hmalloc(len * 4), *h2 = hmalloc(len * 4);
-        MG_TEST_CUDA(cudaMemcpy(h1, o1, len * 4, cudaMemcpyDeviceToHost));
-        MG_TEST_CUDA(cudaMemcpy(h2, o2, len * 4, cudaMemcpyDeviceToHost));
-        cr_expect(memcmp(h1, h2, len * 4) == 0, "max_dim %d: the graph's output differs from the eager one", dim);
-        cudaGraphExecDestroy(ge);
-        cudaGraphDestroy(g);
-        MG_TEST_CUDA(cudaStreamDestroy(cs));
-        free(h1); free(h2);
-        MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2));
+        char what[32];
+        snprintf(what, sizeof what, "max_dim %d", dim);
+        expect_graph_replays_equal(plan, io.x, o1, len, MG_PREC_FP32, 1, what);
+        MG_TEST_CUDA(cudaFree(o1));
         mg_plan_destroy(plan);
         i8_io_free(&io);
     }
