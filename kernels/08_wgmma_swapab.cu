@@ -29,7 +29,8 @@
  * misaligned x base too (it is small); (4) the grid is persistent (min(units, SMs) CTAs walking the units), so a
  * CTA's next unit loads under its split handoff and epilogue; (5) clusters of 2 (an option, mg_options.cluster, or a
  * .cfg column): with an even number of x tiles the two CTAs share one W tile and multicast its halves (W multicast,
- * session 13: 0.99x at M = 300 where the x multicast ran 0.88x, run 82), else they share the x box (x multicast);
+ * session 13: 0.99x at M = 300 where the x multicast ran 0.88x, run 82), else they share the x box (x multicast;
+ * mg_options.mcast = x takes it with an even number too: since session 17's producer +1 to +3% at M = 256-300, run 105);
  * (6) the w256 rows: 256 W rows per tile, two 64-row slabs per consumer (two accumulator arrays, two m64 wgmmas per
  * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
  * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
@@ -194,7 +195,7 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     mg_sab_plan &pl = plan_of(lp);
     char why[160];
     const mg_sab_opts so = {opt ? opt->splits : 0, opt ? opt->x_tile : 0, opt ? opt->cluster : 0,
-                            opt ? (int)opt->fuse : 0};
+                            opt ? (int)opt->fuse : 0, opt ? (int)opt->mcast : 0};
     if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl,
                          &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);
@@ -285,7 +286,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
                             pl.cfg);
     const long long ctiles = mg_sab_ctiles(pl.tiles, pl.cluster, pl.wcast);
     if (pl.xtiles < 1 || (pl.xtiles > 1 && pl.splits > 1) || pl.units != ctiles * pl.xtiles * pl.splits ||
-        pl.wcast != mg_sab_wcast(pl.cluster, pl.xtiles))
+        (pl.wcast && !mg_sab_wcast(pl.cluster, pl.xtiles, MG_MCAST_AUTO)))
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's units (%d W tiles, cluster %d, x %d x tiles x "
                             "%d splits = %d) are not a launchable split (several x tiles never split K)", pl.tiles,
                             pl.cluster, pl.xtiles, pl.splits, pl.units);

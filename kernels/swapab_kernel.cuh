@@ -21,15 +21,17 @@
  *                handoff and the epilogue on their own (named barrier 1 + c of its 128 threads).
  * CLUSTERS OF 2 (the plan's cluster = 2; two-consumer configurations, one box per stage), two pairings (the plan's
  *   wcast, src/swapab_policy.h mg_sab_wcast):
- *   W MULTICAST (an even number of x tiles, so S = 1): the two CTAs of a cluster take ONE W tile and x tiles 2r and
+ *   W MULTICAST (an even number of x tiles, so S = 1; not with mcast = x): the two CTAs of a cluster take ONE W tile and x tiles 2r and
  *     2r + 1 (the unit mapping of clusters of 1: neighbours share their W tile); each loads HALF of the W box (rank 0
  *     rows [0, 64), rank 1 [64, 128): the 64-row W descriptor) by TMA multicast into both CTAs' stage, and its own
  *     whole x box: W's L2 -> SM bytes per CTA halve.
- *   X MULTICAST (one x tile, or an odd number): the two CTAs take W tiles 2q and 2q + 1 against the same x tile and
- *     split; each loads its own W tile and HALF of the x tile (rank 0 rows [0, XH0), rank 1 [XH0, NX)) by TMA
- *     multicast into both CTAs' stage. With several x tiles this pairing measured slower than clusters of 1
+ *   X MULTICAST (one x tile, an odd number, or mcast = x): the two CTAs take W tiles 2q and 2q + 1 against the same
+ *     x tile and split; each loads its own W tile and HALF of the x tile (rank 0 rows [0, XH0), rank 1 [XH0, NX)) by
+ *     TMA multicast into both CTAs' stage. With several x tiles this pairing measured slower than clusters of 1
  *     (0.72-0.88x against 0.97-1.05x at M = 128-300, runs 80-82: L2 moves 51% more sectors for the same DRAM bytes,
- *     notes/18_small_m.md "Session 13"), hence the W multicast there. A W tile past N (odd tile count) is zero-filled
+ *     notes/18_small_m.md "Session 13"), hence the W multicast there by default; since the clusters-of-2 producer
+ *     left the R2UR form (session 17) it measures +1 to +3% over the W multicast at M = 256-300 with x tiles of
+ *     128-152 rows and -8% with 96 (run 105), so mg_options.mcast lets the dispatch table choose. A W tile past N (odd tile count) is zero-filled
  *     by TMA and writes nothing.
  *   Both: a stage is free again when the consumers of BOTH CTAs released it (empty count 4 x consumers x 2; remote
  *   arrive by mapa, default .release.cta semantics: hopper.cuh mg_mbar_arrive_cluster); a cluster barrier after the

@@ -121,9 +121,9 @@ class Arguments(unittest.TestCase):
         with self.assertRaises(TypeError):
             maxgemm_torch.ModelNew(8, 4, 1, kernel=1.5)
         # kernel 8's x tile (a multiple of 8 up to 256) and cluster (0, 1, 2) are checked without the library
-        maxgemm_torch.ModelNew(8, 4, 1, options={"x_tile": 152, "cluster": 2, "fuse": "off"})
+        maxgemm_torch.ModelNew(8, 4, 1, options={"x_tile": 152, "cluster": 2, "fuse": "off", "mcast": "x"})
         for bad in ({"x_tile": 100}, {"x_tile": 264}, {"x_tile": True}, {"cluster": 3}, {"cluster": "2"},
-                    {"fuse": 1}, {"fuse": "on"}):
+                    {"fuse": 1}, {"fuse": "on"}, {"mcast": "W"}, {"mcast": 2}):
             with self.assertRaises(ValueError, msg=str(bad)):
                 maxgemm_torch.ModelNew(8, 4, 1, options=bad)
 

@@ -190,7 +190,8 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     if (!flag) flag = "option";
     const int needs = code == MG_CLI_OPT_TILES || code == MG_CLI_OPT_MIXED_PANELS || code == MG_CLI_OPT_REM_SPLIT ||
                       code == MG_CLI_OPT_SHORTCUT_MODE || code == MG_CLI_OPT_STREAMK || code == MG_CLI_OPT_SPLITS ||
-                      code == MG_CLI_OPT_X_TILE || code == MG_CLI_OPT_CLUSTER || code == MG_CLI_OPT_FUSE;
+                      code == MG_CLI_OPT_X_TILE || code == MG_CLI_OPT_CLUSTER || code == MG_CLI_OPT_FUSE ||
+                      code == MG_CLI_OPT_MCAST;
     if (needs && (!val || !*val)) return fail(err, errlen, "option %s needs a value", flag);
     switch (code) {
     case MG_CLI_OPT_TILES: {
@@ -241,6 +242,12 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         opt->cluster = (int)v;
         return 0;
     }
+    case MG_CLI_OPT_MCAST:
+        if (strcmp(val, "auto") == 0) opt->mcast = MG_MCAST_AUTO;
+        else if (strcmp(val, "w") == 0) opt->mcast = MG_MCAST_W;
+        else if (strcmp(val, "x") == 0) opt->mcast = MG_MCAST_X;
+        else return fail(err, errlen, "%s: " Q " is invalid (expected auto, w or x)", flag, QARG(val));
+        return 0;
     default: return fail(err, errlen, "internal error: %s is not a library option (code %d)", flag, code);
     }
 }

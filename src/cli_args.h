@@ -118,6 +118,7 @@ enum {
     MG_CLI_OPT_X_TILE,
     MG_CLI_OPT_CLUSTER,
     MG_CLI_OPT_FUSE,
+    MG_CLI_OPT_MCAST,
     MG_CLI_OPT_END
 };
 #define MG_CLI_OPTION_LONGOPTS                                                                                     \
@@ -128,7 +129,7 @@ enum {
         {"shortcut-mode", required_argument, NULL, MG_CLI_OPT_SHORTCUT_MODE},                                      \
         {"verbose", no_argument, NULL, MG_CLI_OPT_VERBOSE}, {"splits", required_argument, NULL, MG_CLI_OPT_SPLITS}, \
         {"x-tile", required_argument, NULL, MG_CLI_OPT_X_TILE}, {"cluster", required_argument, NULL, MG_CLI_OPT_CLUSTER}, \
-        {"fuse", required_argument, NULL, MG_CLI_OPT_FUSE}
+        {"fuse", required_argument, NULL, MG_CLI_OPT_FUSE}, {"mcast", required_argument, NULL, MG_CLI_OPT_MCAST}
 /* Their lines of --help. */
 #define MG_CLI_OPTION_HELP                                                                                         \
     "library options (mg_options; every plan of the run gets them, kernel 0's included):\n"                        \
@@ -153,6 +154,9 @@ enum {
     "      --fuse auto|off|force                 kernel 8 writes the output, no finalize kernel: max_dim 1 by its\n"  \
     "                                            last CTA, max_dim 0 by every CTA after a grid barrier (auto);\n"     \
     "                                            never (off); force: max_dim 0 in clusters of 2 by the last CTA\n"   \
+    "      --mcast auto|w|x                      kernel 8 in clusters of 2: the two CTAs share one W tile (w: needs\n" \
+    "                                            an even number of x tiles, else x) or one x tile (x) and multicast\n" \
+    "                                            it; auto = its policy (w where it can)\n"                             \
     "  -v, --verbose                             the library prints every launch plan to stderr when it makes it\n"
 /* Applies one of them: code from MG_CLI_OPTION_LONGOPTS, flag the option as typed (for messages, e.g. "--tiles"),
  * val its value (NULL for the switches). Returns 0, or -1 with a message naming the flag (opt unchanged). */

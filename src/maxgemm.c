@@ -64,6 +64,7 @@ mg_options mg_options_default(void) {
     o.x_tile = 0;
     o.cluster = 0;
     o.fuse = MG_SWITCH_AUTO;
+    o.mcast = MG_MCAST_AUTO;
     return o;
 }
 
@@ -101,6 +102,9 @@ static mg_status check_options(const mg_options *o) {
                             "x-tile width)", o->x_tile, MG_X_TILE_MAX);
     if (o->fuse < 0 || o->fuse >= MG_SWITCH_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.fuse = %d (0 auto, 1 off, 2 force)", (int)o->fuse);
+    if (o->mcast < 0 || o->mcast >= MG_MCAST_COUNT)
+        return mg_set_error(MG_ERR_INVALID_ARG, "options.mcast = %d (0 auto, 1 w, 2 x: kernel 8's multicast operand)",
+                            (int)o->mcast);
     if (o->cluster < 0 || o->cluster > 2)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.cluster = %d (0 auto, 1 or 2: kernel 8's CTAs per cluster)",
                             o->cluster);

@@ -77,6 +77,13 @@ typedef enum mg_switch {
     MG_SWITCH_FORCE = 2,    /* wherever it can run (tests) */
     MG_SWITCH_COUNT
 } mg_switch;
+typedef enum mg_mcast {
+    MG_MCAST_AUTO = 0,      /* kernel 8's policy: W where there is an even number of x tiles, else x */
+    MG_MCAST_W = 1,         /* the cluster's CTAs on one W tile and two x tiles, W boxes multicast (needs an even
+                             * number of x tiles: else x, as a request) */
+    MG_MCAST_X = 2,         /* the cluster's CTAs on two W tiles and one x tile, x boxes multicast */
+    MG_MCAST_COUNT
+} mg_mcast;
 typedef struct mg_options {
     mg_tiles tiles;         /* kernel 4's tile configuration */
     mg_switch streamk;      /* kernels 4 and 6: stream-K below half a wave (AUTO), never (OFF), or also over the
@@ -97,6 +104,8 @@ typedef struct mg_options {
                              * max_dim 0 by every CTA after a grid barrier (a cooperative launch) in clusters of 1
                              * (AUTO, the default); never (OFF: the shared finalize kernels); FORCE: as AUTO, and
                              * max_dim 0 in clusters of 2 by the last CTA, up to N = 16384, refusing wider N */
+    mg_mcast mcast;         /* kernel 8 in clusters of 2: which operand the two CTAs share and multicast (AUTO: its
+                             * policy; W or X: that one); nothing in clusters of 1 */
 } mg_options;
 #define MG_X_TILE_MAX 256
 #define MG_SPLITS_MAX 16

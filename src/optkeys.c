@@ -20,12 +20,15 @@ static const struct optkey {
     [MG_OPTKEY_X_TILE] = {"x_tile", 1, {"auto"}, MG_X_TILE_MAX},
     [MG_OPTKEY_CLUSTER] = {"cluster", 1, {"auto"}, 2},
     [MG_OPTKEY_FUSE] = {"fuse", MG_SWITCH_COUNT, {"auto", "off", "force"}, 0},
+    [MG_OPTKEY_MCAST] = {"mcast", MG_MCAST_COUNT, {"auto", "w", "x"}, 0},
 };
 _Static_assert(MG_TILES_AUTO == 0 && MG_TILES_MAIN == 1 && MG_TILES_MID == 2 && MG_TILES_SMALL == 3 &&
                    MG_TILES_N192 == 4 && MG_TILES_COUNT == 5,
                "optkeys.c names mg_tiles in its order");
 _Static_assert(MG_SWITCH_AUTO == 0 && MG_SWITCH_OFF == 1 && MG_SWITCH_FORCE == 2 && MG_SWITCH_COUNT == 3,
                "optkeys.c names mg_switch in its order");
+_Static_assert(MG_MCAST_AUTO == 0 && MG_MCAST_W == 1 && MG_MCAST_X == 2 && MG_MCAST_COUNT == 3,
+               "optkeys.c names mg_mcast in its order");
 _Static_assert(MG_SPLITS_MAX + 1 <= MG_OPTKEY_MAX_VALUES, "a key's values fit MG_OPTKEY_MAX_VALUES");
 
 const char *mg_optkey_name(int key) { return key >= 0 && key < MG_OPTKEY_COUNT ? keys[key].name : NULL; }
@@ -67,6 +70,7 @@ int mg_optkey_get(const mg_options *o, int key) {
     case MG_OPTKEY_X_TILE: return o->x_tile;
     case MG_OPTKEY_CLUSTER: return o->cluster;
     case MG_OPTKEY_FUSE: return (int)o->fuse;
+    case MG_OPTKEY_MCAST: return (int)o->mcast;
     default: return 0;
     }
 }
@@ -81,6 +85,7 @@ void mg_optkey_set(mg_options *o, int key, int value) {
     case MG_OPTKEY_X_TILE: o->x_tile = value; break;
     case MG_OPTKEY_CLUSTER: o->cluster = value; break;
     case MG_OPTKEY_FUSE: o->fuse = (mg_switch)value; break;
+    case MG_OPTKEY_MCAST: o->mcast = (mg_mcast)value; break;
     default: break;
     }
 }

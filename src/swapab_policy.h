@@ -21,9 +21,9 @@
  * NX's two-consumer 128-W-row row where the NX has one: x_tile = 64 at M = 128 runs w128_n64 (2 x n64 on 64 W tiles,
  * 128 units, the dispatch table's pick there), not the one-consumer n64 (256 units in two waves).
  * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
- * 2 CTAs (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). With an even number of x tiles (mg_sab_wcast) the two share one
- * W tile (x tiles 2r, 2r + 1), each loading half of the W box by TMA multicast into both (W multicast). Otherwise (x
- * multicast) they take W tiles 2q and 2q + 1 against the same x tile and split, each loading half of the x box into
+ * 2 CTAs (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). With an even number of x tiles (mg_sab_wcast; unless
+ * mg_options.mcast asks for x) the two share one W tile (x tiles 2r, 2r + 1), each loading half of the W box by TMA
+ * multicast into both (W multicast). Otherwise (x multicast) they take W tiles 2q and 2q + 1 against the same x tile and split, each loading half of the x box into
  * both; the W tiles are then padded to an even count (a tile past N reads zeros and writes nothing). The grid is even
  * either way, so both CTAs of a cluster walk the same number of units.
  * THE SPLIT RULE (one x tile). S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
@@ -213,11 +213,13 @@ static inline long long mg_sab_split_cost(long long tiles, long long nk, int S, 
 static inline long long mg_sab_ctiles(long long tiles, int cluster, int wcast) {
     return cluster > 1 && !wcast ? mg_sab_cdiv(tiles, cluster) * cluster : tiles;
 }
-/* Whether clusters of 2 multicast W (1) or x (0): W where there are several x tiles in an even number (then S = 1),
- * so that the two CTAs of a cluster share their W tile (the unit mapping of clusters of 1); x for one x tile (the
- * CTAs then share the x tile and split) or an odd number. */
-static inline int mg_sab_wcast(int cluster, long long xtiles) {
-    return cluster == 2 && xtiles >= 2 && xtiles % 2 == 0;
+/* Whether clusters of 2 multicast W (1) or x (0). The W multicast needs several x tiles in an even number (then
+ * S = 1): the two CTAs of a cluster share their W tile (the unit mapping of clusters of 1). mcast (mg_mcast): AUTO
+ * takes W wherever it can, W the same (a request: x where it cannot), X always x (the CTAs share one x tile and two W
+ * tiles, cuBLAS's 2x1 clusters at M = 256; run 105: +1 to +3% over W at M = 256-300 with x tiles of 128-152 rows,
+ * -8% with 96). x also for one x tile (the CTAs then share the x tile and split) or an odd number. */
+static inline int mg_sab_wcast(int cluster, long long xtiles, int mcast) {
+    return cluster == 2 && mcast != MG_MCAST_X && xtiles >= 2 && xtiles % 2 == 0;
 }
 
 /* The split factor: the option's (clamped to [1, cap]) if it is > 0, else the cheapest by mg_sab_split_cost. */
@@ -345,9 +347,10 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
 }
 
 /* The launch options the plan takes (mg_options' fields for kernel 8; 0 = the policy's; fuse is an mg_switch: AUTO
- * fuses max_dim 1, OFF nothing, FORCE both max_dims and refuses a problem that is not fusable). */
+ * fuses max_dim 1, OFF nothing, FORCE both max_dims and refuses a problem that is not fusable; mcast an mg_mcast:
+ * mg_sab_wcast). */
 typedef struct mg_sab_opts {
-    int splits, x_tile, cluster, fuse;
+    int splits, x_tile, cluster, fuse, mcast;
 } mg_sab_opts;
 
 /* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. o: the
@@ -355,7 +358,7 @@ typedef struct mg_sab_opts {
 static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long long n, long long k, int max_dim,
                                    int x_aligned, long long G, const mg_sab_opts *o, mg_sab_plan *pl, int *rows,
                                    size_t *ws, char *why, size_t why_len) {
-    const mg_sab_opts none = {0, 0, 0, 0};
+    const mg_sab_opts none = {0, 0, 0, 0, 0};
     if (!o) o = &none;
     const int opt_splits = o->splits, opt_x_tile = o->x_tile;
     mg_sab_plan z = {0};
@@ -412,7 +415,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         snprintf(why, why_len, "%s: cluster = %d (1 or 2)", kd->name, pl->cluster);
         return -1;
     }
-    pl->wcast = mg_sab_wcast(pl->cluster, pl->xtiles);
+    pl->wcast = mg_sab_wcast(pl->cluster, pl->xtiles, o->mcast);
     const long long ctiles = mg_sab_ctiles(tiles, pl->cluster, pl->wcast), gc = G / pl->cluster * pl->cluster;
     /* several x tiles, or two slabs per consumer (256 W rows), never split */
     pl->splits = pl->xtiles > 1 || c->wrows > MG_SAB_SLAB * c->consumers

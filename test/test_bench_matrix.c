@@ -33,7 +33,7 @@ Test(bench_matrix, row_options) {
     expect_error("row 4 bf16 1 64 8192 8192 tiles=main tiles=mid\n", 1, "given twice");
     expect_error("row 4 bf16 1 64 8192 8192 main\n", 1, "expected KEY=VALUE");
     expect_error("row 4 bf16 1 64 8192 8192 tiles=main streamk=off mixed_panels=off rem_split=off splits=2 x_tile=96 "
-                 "cluster=2 fuse=off x=y\n", 1, "arguments");
+                 "cluster=2 fuse=off mcast=x x=y\n", 1, "arguments");
     cr_assert_eq(parse("row 8 bf16 0 600 8192 8192 x_tile=152\n"), 0, "%s", err);
     cr_assert(mx.rows[0].opt.set == (1u << MG_OPTKEY_X_TILE) && mx.rows[0].opt.val[MG_OPTKEY_X_TILE] == 152);
 }

@@ -735,6 +735,30 @@ Test(cli_args, fuse_option) {
     cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--fuse auto|off|force") != NULL, "run --help documents --fuse");
 }
 
+/* --mcast auto|w|x: what kernel 8's clusters of 2 share and multicast (an mg_mcast, auto by default), also as the
+ * option key mcast= of the matrices and dispatch tables; the library refuses a value outside the enum. */
+Test(cli_args, mcast_option) {
+    OK("run");
+    cr_assert(a.opt.mcast == MG_MCAST_AUTO && mg_options_default().mcast == MG_MCAST_AUTO, "default: auto");
+    OK("run", "--mcast", "x", "--cluster", "2", "--kernel", "8");
+    cr_assert(a.opt.mcast == MG_MCAST_X && a.opt.cluster == 2 && a.kernel == 8);
+    OK("run", "--mcast=w");
+    cr_assert(a.opt.mcast == MG_MCAST_W);
+    FAILS_WITH("--mcast: 'X' is invalid (expected auto, w or x)", "run", "--mcast", "X");
+    FAILS_WITH("option --mcast needs a value", "run", "--mcast");
+    const int key = mg_optkey_find("mcast", 5);
+    cr_assert(key == MG_OPTKEY_MCAST && mg_optkey_value(key, "x", 1) == MG_MCAST_X &&
+                  mg_optkey_value(key, "w", 1) == MG_MCAST_W && mg_optkey_value(key, "2", 1) == -1,
+              "mcast= takes the names only");
+    mg_options o = mg_options_default();
+    mg_optkey_set(&o, key, MG_MCAST_X);
+    cr_assert(o.mcast == MG_MCAST_X && mg_optkey_get(&o, key) == MG_MCAST_X);
+    char buf[16];
+    mg_optkey_format_value(key, MG_MCAST_W, buf, sizeof buf);
+    cr_expect_str_eq(buf, "w");
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--mcast auto|w|x") != NULL, "run --help documents --mcast");
+}
+
 /* --dispatch FILE: the dispatch table auto follows (mg_dispatch_load, tile_configs/README.md); run only. The binary
  * checks the file before anything runs: a malformed table is a usage error naming its line. */
 Test(cli_args, dispatch_option) {

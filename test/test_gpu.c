@@ -1045,8 +1045,9 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
  * rows land in the right partial entries (max_dim 1: partial[slab * M + i]; max_dim 0: one partial row per x tile),
  * through the public API (odd shapes, last x tile partly past M; planted NaN/inf) and in the partial maxima against
  * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600) and the 256-row W tiles the
- * policy takes at M = 513-608 on wide N, and in clusters of 2 (x boxes
- * multicast; N = 257 and 1000 pad the W tiles to an even count, N = 130 and 520 leave the second CTA's tile past N). */
+ * policy takes at M = 513-608 on wide N, and in clusters of 2 (by the policy: W boxes multicast with an even number
+ * of x tiles, x boxes with an odd one; then mcast = x, x boxes with an even number too: N = 257 and 1000 pad the W
+ * tiles to an even count, N = 130 and 520 leave the second CTA's tile past N). */
 Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_NEED_GPU();
     const mg_kernel *kern = kernel_or_skip(8);
@@ -1059,14 +1060,21 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
     const shape3 planted[] = {{600, 257, 1000}, {600, 8192, 264}};
     /* x_tile 64 at these M: the two-consumer w128_n64 sibling (several x tiles) */
-    const int widths[] = {0, 8, 64, 96, 152, 256, 0, 64, 96, 152, 256}, clusters[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2};
+    const int widths[] = {0, 8, 64, 96, 152, 256, 0, 64, 96, 152, 256, 0, 96, 152, 256},
+              clusters[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+    const mg_mcast mcasts[] = {MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO,
+                               MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO,
+                               MG_MCAST_X,    MG_MCAST_X,    MG_MCAST_X,    MG_MCAST_X};
+    _Static_assert(sizeof widths == sizeof clusters && sizeof widths / sizeof widths[0] == sizeof mcasts / sizeof mcasts[0],
+                   "one cluster and mcast per width");
     for (int i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
         opt_reset();
         g_opt.x_tile = widths[i];
         g_opt.cluster = clusters[i];
+        g_opt.mcast = mcasts[i];
         const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 120, planted, 2, 130,
                                            widths[i], pm, (int)(sizeof pm / sizeof pm[0]));
-        cr_expect(ran > 0, "--x-tile %d --cluster %d: no case ran", widths[i], clusters[i]);
+        cr_expect(ran > 0, "--x-tile %d --cluster %d --mcast %d: no case ran", widths[i], clusters[i], (int)mcasts[i]);
     }
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));

@@ -18,7 +18,7 @@ static mg_sab_plan plan_xt(const mg_sab_kernel *kd, long long m, long long n, lo
                            long long G, int splits, int x_tile, int *rows, size_t *ws) {
     mg_sab_plan pl;
     char why[160] = "";
-    const mg_sab_opts o = {splits, x_tile, 0, 0};
+    const mg_sab_opts o = {splits, x_tile, 0, 0, 0};
     cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, &o, &pl, rows, ws, why, sizeof why), 0, "%s", why);
     return pl;
 }
@@ -157,7 +157,7 @@ Test(swapab_policy, x_tile_option, .init = describe_kernels) {
     cr_expect(pl.nx == 8 && pl.consumers == 1 && pl.xtiles == 75 && pl.tiles == 128 && rows == 75);
     mg_sab_plan bad;
     char why[160] = "";
-    const mg_sab_opts x192 = {0, 192, 0, 0}, x40 = {0, 40, 0, 0};
+    const mg_sab_opts x192 = {0, 192, 0, 0, 0}, x40 = {0, 40, 0, 0, 0};
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x192, &bad, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "x_tile = 192 is wider than M = 100 needs (n128)") != NULL, "why: %s", why);
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x40, &bad, &rows, &ws, why, sizeof why), -1);
@@ -271,22 +271,22 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     size_t ws;
     mg_sab_plan pl;
     char why[200] = "";
-    const mg_sab_opts c1 = {0, 0, 1, 0}, c2 = {0, 0, 2, 0};
+    const mg_sab_opts c1 = {0, 0, 1, 0, 0}, c2 = {0, 0, 2, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128,
               "2 x n152: W multicast (a cluster's CTAs on one W tile, x tiles 0 and 1)");
-    const mg_sab_opts c2x = {0, 192, 2, 0};   /* x_tile 192: the 128-row n192 */
+    const mg_sab_opts c2x = {0, 192, 2, 0, 0};   /* x_tile 192: the 128-row n192 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2x, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.nx == 192 && pl.wrows == 128 && pl.xtiles == 4 &&
               pl.units == 256 && pl.grid == 132 && rows == 4);
     /* an odd number of x tiles: the x multicast (W tiles 2q, 2q + 1 of one x tile), the W tiles padded to even */
-    const mg_sab_opts c2w = {0, 256, 2, 0};
+    const mg_sab_opts c2w = {0, 256, 2, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 600, 300, 8192, 1, 1, SMS, &c2w, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.xtiles == 3 && pl.tiles == 3 && pl.units == 4 * 3 &&
               pl.grid % 2 == 0, "3 x n256 on 3 W tiles: x multicast, %d units", pl.units);
     /* the W multicast pads nothing: 3 W tiles x 2 x tiles = 6 units, each cluster on one W tile (x_tile 152: at
      * N = 300 the rule itself takes 5 x n64, one wave of 15 units) */
-    const mg_sab_opts c2n = {0, 152, 2, 0};
+    const mg_sab_opts c2n = {0, 152, 2, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 300, 8192, 1, 1, SMS, &c2n, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.tiles == 3 && pl.xtiles == 2 && pl.units == 6 && pl.grid == 6);
     /* one x tile: the x multicast (the CTAs of a cluster share the x tile and split) */
@@ -307,9 +307,26 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     cr_expect(pl.cluster == 1 && pl.nx == 8 && pl.units == 128, "a one-consumer tile: clusters of 1");
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, 1, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 1 && pl.grid == 1, "one SM: clusters of 1");
-    const mg_sab_opts c3 = {0, 0, 3, 0};
+    const mg_sab_opts c3 = {0, 0, 3, 0, 0};
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c3, &pl, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "cluster = 3 (1 or 2)") != NULL, "why: %s", why);
+    /* mcast: x pairs two W tiles on one x tile with an even number of x tiles too (M = 256 as 2 x n128: 64 W tiles,
+     * even, nothing padded); w is the policy's where it can and, as a request, x where it cannot (one x tile or an
+     * odd number); both nothing in clusters of 1 */
+    const mg_sab_opts mx = {0, 128, 2, 0, MG_MCAST_X}, mw = {0, 128, 2, 0, MG_MCAST_W}, mx1 = {0, 128, 1, 0, MG_MCAST_X};
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 256, 8192, 8192, 1, 1, SMS, &mx, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.nx == 128 && pl.xtiles == 2 && pl.tiles == 64 && pl.splits == 1 &&
+              pl.units == 128 && pl.grid == 128, "mcast x: 2 x n128, x multicast (wcast %d, %d units)", pl.wcast, pl.units);
+    char desc[400];
+    mg_sab_plan_summary(&K8_BF16, &pl, desc, sizeof desc);
+    cr_expect(strstr(desc, "in clusters of 2 (x multicast)") != NULL, "%s", desc);
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 256, 8192, 8192, 1, 1, SMS, &mw, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.units == 128, "mcast w with 2 x tiles: W multicast");
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 600, 300, 8192, 1, 1, SMS, &(mg_sab_opts){0, 256, 2, 0, MG_MCAST_W}, &pl,
+                                  &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.xtiles == 3, "mcast w with 3 x tiles: x multicast (a request)");
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 256, 8192, 8192, 1, 1, SMS, &mx1, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
+    cr_expect(pl.cluster == 1 && pl.wcast == 0 && pl.units == 128, "mcast x in clusters of 1: nothing changes");
     /* the configurations' own column: a one-consumer row's plan always has cluster 1 */
     for (long long m = 1; m <= 64; m++) {
         cr_assert_eq(mg_sab_make_plan(&K8_BF16, m, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
@@ -361,7 +378,7 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const int xt = xi < 0 ? 0 : kds[ki]->cfg[xi].nx;
                                     mg_sab_plan pl;
                                     char why[160];
-                                    const mg_sab_opts so = {sp, xt, 0, (int)(sp % 3)};   /* fuse auto/off/force */
+                                    const mg_sab_opts so = {sp, xt, 0, (int)(sp % 3), 0};   /* fuse auto/off/force */
                                     if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, &so, &pl, &rows, &ws, why,
                                                          sizeof why) != 0) {
                                         if (so.fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, md)) {
@@ -485,9 +502,9 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     size_t ws;
     mg_sab_plan pl;
     char why[160] = "";
-    const mg_sab_opts autof = {0, 0, 0, MG_SWITCH_AUTO}, off = {0, 0, 0, MG_SWITCH_OFF},
-                      force = {0, 0, 0, MG_SWITCH_FORCE}, force2 = {0, 0, 2, MG_SWITCH_FORCE},
-                      auto2 = {0, 0, 2, MG_SWITCH_AUTO};
+    const mg_sab_opts autof = {0, 0, 0, MG_SWITCH_AUTO, 0}, off = {0, 0, 0, MG_SWITCH_OFF, 0},
+                      force = {0, 0, 0, MG_SWITCH_FORCE, 0}, force2 = {0, 0, 2, MG_SWITCH_FORCE, 0},
+                      auto2 = {0, 0, 2, MG_SWITCH_AUTO, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect(pl.fused == MG_SAB_FUSE_LAST && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
     cr_expect_eq(mg_sab_fin_bytes(8192, 1), 256u + MG_SAB_MAX_M * 4u);

@@ -30,8 +30,9 @@ STATUS_PYTHON = -1
 TILES = {"auto": 0, "main": 1, "mid": 2, "small": 3, "n192": 4}
 SWITCH = {"auto": 0, "off": 1, "force": 2}
 SHORTCUT_MODES = {"graph": 0, "poll": 1, "sync": 2, "tail": 3}
+MCAST = {"auto": 0, "w": 1, "x": 2}
 OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortcut_mode", "verbose", "splits",
-                 "x_tile", "cluster", "fuse")
+                 "x_tile", "cluster", "fuse", "mcast")
 SPLITS_MAX = 16  # MG_SPLITS_MAX
 X_TILE_MAX = 256  # MG_X_TILE_MAX
 # Kernel 8's integer options: name -> (accepts(value), what the message says it must be).
@@ -59,7 +60,7 @@ class PlanDesc(ctypes.Structure):
 
 class Options(ctypes.Structure):
     """struct mg_options: {mg_tiles tiles; mg_switch streamk, mixed_panels, rem_split; int pdl, shortcut_mode,
-    verbose, splits, x_tile, cluster; mg_switch fuse}: eleven ints, 44 bytes."""
+    verbose, splits, x_tile, cluster; mg_switch fuse; mg_mcast mcast}: twelve ints, 48 bytes."""
     _fields_ = [(name, ctypes.c_int) for name in OPTION_FIELDS]
 
 
@@ -147,8 +148,8 @@ def _declare(lib, path):
                       f"m={d.m} n={d.n} k={d.k} max_dim={d.max_dim} precision={d.precision} kernel={d.kernel} "
                       f"shortcut={d.shortcut})")
     o = lib.mg_options_default()
-    if ctypes.sizeof(Options) != 44 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
-            or o.x_tile != 0 or o.cluster != 0 or o.fuse != 0 \
+    if ctypes.sizeof(Options) != 48 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
+            or o.x_tile != 0 or o.cluster != 0 or o.fuse != 0 or o.mcast != 0 \
             or o.shortcut_mode not in SHORTCUT_MODES.values():
         raise OSError(f"{path}: mg_options layout does not match maxgemm_torch's Options (defaults read as "
                       f"{options_dict(o)})")
@@ -218,6 +219,8 @@ def _option_value(name, value):
         table = SWITCH
     elif name == "shortcut_mode":
         table = SHORTCUT_MODES
+    elif name == "mcast":
+        table = MCAST
     elif name in INT_OPTIONS:  # kernel 8's integer options: an int (not a bool) its predicate accepts
         ok, what = INT_OPTIONS[name]
         if not isinstance(value, bool) and isinstance(value, int) and ok(value):
@@ -269,4 +272,5 @@ def options_dict(o):
     return {"tiles": name_of(TILES, o.tiles), "streamk": name_of(SWITCH, o.streamk),
             "mixed_panels": name_of(SWITCH, o.mixed_panels), "rem_split": name_of(SWITCH, o.rem_split),
             "pdl": bool(o.pdl), "shortcut_mode": name_of(SHORTCUT_MODES, o.shortcut_mode), "verbose": bool(o.verbose),
-            "splits": o.splits, "x_tile": o.x_tile, "cluster": o.cluster, "fuse": name_of(SWITCH, o.fuse)}
+            "splits": o.splits, "x_tile": o.x_tile, "cluster": o.cluster, "fuse": name_of(SWITCH, o.fuse),
+            "mcast": name_of(MCAST, o.mcast)}
