@@ -30,7 +30,8 @@
  * CTA's next unit loads under its split handoff and epilogue; (5) clusters of 2 (an option, mg_options.cluster, or a
  * .cfg column): with an even number of x tiles the two CTAs share one W tile and multicast its halves (W multicast,
  * session 13: 0.99x at M = 300 where the x multicast ran 0.88x, run 82), else they share the x box (x multicast;
- * mg_options.mcast = x takes it with an even number too: since session 17's producer +1 to +3% at M = 256-300, run 105);
+ * mg_options.mcast = x takes it with an even number too: since session 17's producer +1 to +3% at M = 256-300, run
+ * 105);
  * (6) the w256 rows: 256 W rows per tile, two 64-row slabs per consumer (two accumulator arrays, two m64 wgmmas per
  * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
  * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
@@ -57,8 +58,8 @@
  * (1.08-1.15x) and 0.040-0.041 ms md0 (1.08-1.11x; the W stream within 4% of a bare read's rate, ~6 us of fixed cost
  * against its 3.6: bench/matrix_wstream.txt), M = 128 as 2 x n64 (1.10-1.16x), M = 256 1.012-1.024x, M = 300 in
  * clusters of 2 sharing x (mcast=x) 1.055 / 1.059x, M = 384 in clusters of 2 1.07 / 1.05x, M = 600 1.06 / 1.08x;
- * tf32 M = 2-64 1.06-1.25x, M = 600 1.30x (notes/18_small_m.md "Session 18"). W in panels: +3.5% on the W-stream rows (run 85); the fused finish without the second fence: +2% on
- * the fused max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4%
+ * tf32 M = 2-64 1.06-1.25x, M = 600 1.30x (notes/18_small_m.md "Session 18"). W in panels: +3.5% on the W-stream
+ * rows (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4%
  * on max_dim 0 at M <= 64 (run 97); early zeros: +0.4 to +4.6% at M <= 8 max_dim 1 (runs 98-99); the clusters-of-2
  * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101).
  */

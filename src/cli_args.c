@@ -5,6 +5,7 @@
 #include "cli_args.h"
 
 #include "mg_kernel.h" /* mg_registry_parse */
+#include "optkeys.h"   /* mg_optkey_value */
 #include "shortcut.h"  /* mg_shortcut_mode_parse */
 
 #include <stdarg.h>
@@ -242,12 +243,12 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         opt->cluster = (int)v;
         return 0;
     }
-    case MG_CLI_OPT_MCAST:
-        if (strcmp(val, "auto") == 0) opt->mcast = MG_MCAST_AUTO;
-        else if (strcmp(val, "w") == 0) opt->mcast = MG_MCAST_W;
-        else if (strcmp(val, "x") == 0) opt->mcast = MG_MCAST_X;
-        else return fail(err, errlen, "%s: " Q " is invalid (expected auto, w or x)", flag, QARG(val));
+    case MG_CLI_OPT_MCAST: {   /* the names of the mcast= option key (optkeys.c), the one list of them */
+        const int v = mg_optkey_value(MG_OPTKEY_MCAST, val, strlen(val));
+        if (v < 0) return fail(err, errlen, "%s: " Q " is invalid (expected auto, w or x)", flag, QARG(val));
+        opt->mcast = (mg_mcast)v;
         return 0;
+    }
     default: return fail(err, errlen, "internal error: %s is not a library option (code %d)", flag, code);
     }
 }

@@ -23,9 +23,10 @@
  * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
  * 2 CTAs (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). With an even number of x tiles (mg_sab_wcast; unless
  * mg_options.mcast asks for x) the two share one W tile (x tiles 2r, 2r + 1), each loading half of the W box by TMA
- * multicast into both (W multicast). Otherwise (x multicast) they take W tiles 2q and 2q + 1 against the same x tile and split, each loading half of the x box into
- * both; the W tiles are then padded to an even count (a tile past N reads zeros and writes nothing). The grid is even
- * either way, so both CTAs of a cluster walk the same number of units.
+ * multicast into both (W multicast). Otherwise (x multicast) they take W tiles 2q and 2q + 1 against the same x
+ * tile and split, each loading half of the x box into both; the W tiles are then padded to an even count (a tile
+ * past N reads zeros and writes nothing). The grid is even either way, so both CTAs of a cluster walk the same number
+ * of units.
  * THE SPLIT RULE (one x tile). S = 1 .. mg_sab_split_cap (at most 16, at least 4 k-blocks per split, about 2 x SMs units) that
  * minimises the estimate mg_sab_split_cost: waves x k-blocks per split (the busiest SM's work) plus, for S > 1, a
  * fixed 2 k-blocks (the handoff: stores, fence, counter, the last CTA's epilogue) and the slot traffic in k-block
