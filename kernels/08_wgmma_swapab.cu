@@ -34,8 +34,9 @@
  * 105);
  * (6) the w256 rows: 256 W rows per tile, two 64-row slabs per consumer (two accumulator arrays, two m64 wgmmas per
  * k-step on one x box), which the x-tile rule takes at M = 513-768 on wide N (one wave of 128 CTAs instead of two);
- * (7) the fused finish: for max_dim 1 the last CTA to finish writes the output itself (order-free atomics in the
- * epilogues, a done counter), so no finalize kernel follows (mg_options.fuse; the last CTA's max_dim 0 only in
+ * (7) the fused finish: for max_dim 1 the kernel writes the output itself (the zeros at the start, by the CTA with
+ * the first start ticket; NaN from the epilogue of a row whose max is not finite, after them), so no finalize kernel
+ * follows and no CTA waits at its end (mg_options.fuse; session 19); for max_dim 0 the last CTA only in
  * clusters of 2 with fuse=force: one SM's N GELUs cost more than the finalize kernels, run 72); for max_dim 0 in
  * clusters of 1 the grid finish instead: one cooperative launch, every CTA finishing a share of the N columns after
  * one or two grid barriers (swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
@@ -293,9 +294,6 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
                             pl.cluster, pl.xtiles, pl.splits, pl.units);
     if (lp->ws_bytes > 0 && !ws) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan needs a workspace");
     if (!io->partial || !io->b) return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: NULL bias or partial buffer");
-    if (pl.fused == MG_SAB_FUSE_LAST && pl.grid > 0xffff)   /* the done counter's low 16 bits count the CTAs */
-        return mg_set_error(MG_ERR_INVALID_ARG,
-                            "wgmma_swapab: the fused finish counts at most 65535 CTAs (the plan has %d)", pl.grid);
     if (pl.fused && (!io->out || !ws))
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan finishes the forward in the kernel but the launch "
                             "has no %s", io->out ? "workspace" : "output buffer");
@@ -348,6 +346,8 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         prm.fused = pl.fused;
         prm.out = io->out;
         prm.done = reinterpret_cast<int *>(ws + pl.off_fin);
+        prm.tick = reinterpret_cast<unsigned long long *>(ws + pl.off_fin + MG_SAB_TICK_OFF);
+        prm.zgen = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_ZGEN_OFF);
         prm.fin = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_FIN_HEAD);
         prm.gbar = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_GBAR_OFF);
         prm.gsums = reinterpret_cast<double *>(ws + pl.off_gsum);

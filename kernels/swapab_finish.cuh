@@ -1,26 +1,30 @@
 /* swapab_finish.cuh: kernel 8's fused finish (kernels/08_wgmma_swapab.cu; the kernel is kernels/swapab_kernel.cuh):
  * what each epilogue records in the workspace's finish words, and the last CTA's output from them.
  *
- * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after kernel 8). Beside
- *   the partial rows, each epilogue folds its result into the workspace's finish area with an order-free atomic, so
- *   the bits never depend on who came first:
- *   max_dim 1  a slab whose row max is NaN or +inf sets bit 31 of fin[i] (atomicOr); one whose row max is -inf adds 1
- *              (atomicAdd); a finite max, the common case, does nothing (no atomic traffic: 128 slabs x M atomics on M
- *              words would serialise). Row i's output is gelu(m - m) = NaN iff bit 31 is set or every slab's max was
- *              -inf (the count = cdiv(N, 64)), else +0 (SEMANTICS.md);
- *   max_dim 0  fin[j] = max(fin[j], key(c)) (atomicMax on an order-preserving key of the float, NaN above +inf, 0
- *              below -inf: "none yet"): fin[j] ends as the key of c[j] = the max over the x tiles.
- *   Every CTA then counts itself done (atom.acq_rel.gpu on the done counter, adding 1 + 2^16 if one of its
- *   max_dim 1 slabs recorded a row: the low 16 bits count the CTAs, at most 65535 (launch_cfg checks), the high half
- *   those that recorded); the last one zeroes the counter and writes the output from fin (zeroing it for the next
- *   launch): max_dim 1 M values from the words, or, when no CTA recorded any (all maxima finite, the common case), M
- *   zeros without reading them (or nothing: in the configurations with EARLY ZEROS, swapab_kernel.cuh, every CTA's
- *   idle producer warp wrote its slice of the zeros at the start, ordered before the CTA's arrival); max_dim 0 the
- *   column maxima staged in its idle ring, mu = their fp64 sum in a fixed order (thread t sums j = t, t + T, ... ;
- *   then a fixed tree over the T consumer threads) / N, out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in
- *   fp32 (erff; fp64 where c - mu is beyond fp32's range): one SM's fp64 units would take microseconds for N = 8192
- *   erf. So max_dim 1 equals the shared finalize's output bit for bit; max_dim 0 differs from it by the order of the
- *   fp64 sum and the fp32 GELU (a few fp32 ulp). No CTA waits for another: no co-residency is assumed. The policy fuses
+ * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after kernel 8).
+ *   max_dim 1 (THE START TICKET: no CTA waits at its end, none counts itself done): row i's output is gelu(m - m) =
+ *              +0 for a finite row max m, NaN for NaN or +-inf (SEMANTICS.md), so a launch writes M zeros and then NaN
+ *              over the rows that are not finite, ordered after the zeros. At its start every CTA's idle producer
+ *              warp 1 takes a ticket from the workspace's start word (generation << 32 | CTAs started; the CTA that
+ *              starts last adds 2^32 - grid: the next generation, count 0, so any grid of any plan can follow). The
+ *              CTA with ticket 0 writes the M zeros and zeroes fin[0, M), then stores generation + 1 to zgen
+ *              (st.release.gpu); every other CTA's warp 1 waits for that value (ld.acquire.gpu). Each warp 1 then
+ *              arrives on its CTA's zbar. An epilogue whose row max m is not finite (the rare case, row_finish) waits
+ *              on zbar, then writes NaN for NaN or +inf, and for -inf adds 1 to fin[i] (atomicAdd): the slab that
+ *              makes it cdiv(N, 64) writes NaN (every slab's max was -inf). A finite m, the common case, does
+ *              nothing: the forward ends with the last epilogue, with no arrival and no last CTA (session 19: the
+ *              done counter's round trip and the last CTA's finish were ~1 us of every launch's tail). The output
+ *              equals the shared finalize's bit for bit; fin and zgen need not be zero between launches.
+ *   max_dim 0  (the last CTA) each epilogue folds its column maxima into fin[j] = max(fin[j], key(c)) (atomicMax on an
+ *              order-preserving key of the float, NaN above +inf, 0 below -inf: "none yet"), so fin[j] ends as the
+ *              key of c[j] = the max over the x tiles whoever came first. Every CTA then counts itself done
+ *              (atom.acq_rel.gpu on the done counter); the last one zeroes the counter and writes the output from fin
+ *              (zeroing it for the next launch): the column maxima staged in its idle ring, mu = their fp64 sum in a
+ *              fixed order (thread t sums j = t, t + T, ... ; then a fixed tree over the T consumer threads) / N,
+ *              out[j] = gelu(c[j] - mu), with c - mu in fp64 and the GELU in fp32 (erff; fp64 where c - mu is beyond
+ *              fp32's range): one SM's fp64 units would take microseconds for N = 8192 erf. It differs from the
+ *              shared finalize's output by the order of the fp64 sum and the fp32 GELU (a few fp32 ulp).
+ *   No CTA waits for another that may not be running: only the CTA with ticket 0, which has started. The policy fuses
  *   max_dim 1 this way; max_dim 0 only where the grid finish cannot run (clusters of 2) and when asked (fuse=force):
  *   one SM's N GELUs cost more than the finalize kernels they replace (run 72: +5 to +14 us at N = 8192;
  *   notes/18_small_m.md "Session 12").
@@ -49,17 +53,33 @@ namespace mgsab {
 
 /* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
 
-/* max_dim 1: what one slab's row max m records in its row's word (nothing for a finite m); true if it recorded. */
-__device__ __forceinline__ bool row_record(unsigned *w, float m) {
-    if (m != m || m == INFINITY) {
-        atomicOr(w, 0x80000000u);
-        return true;
+/* max_dim 1, THE START TICKET: one thread of the producer warpgroup's warp 1, once per CTA at its start (one thread
+ * and no warp-collective: the producer's TMA loop keeps its uniform-datapath form, notes/18_small_m.md "Session 17"). */
+template <class C> __device__ __noinline__ void md1_start(const Params &p, uint64_t *zbar) {
+    const unsigned long long old = atomicAdd(p.tick, 1ull);
+    if ((unsigned)old == gridDim.x - 1u)   /* every CTA of this launch has its ticket: the next generation, count 0 */
+        atomicAdd(p.tick, (1ull << 32) - (unsigned long long)gridDim.x);
+    const unsigned gen = (unsigned)(old >> 32) + 1u;   /* what zgen holds once this launch's zeros are written */
+    if ((unsigned)old == 0u) {
+        typename C::T *out = static_cast<typename C::T *>(p.out);
+        for (int i = 0; i < p.m; i++) {
+            mg_store_out(out, i, mg_gelu_f32(0.f));   /* gelu(+0) = +0: every row whose max is finite */
+            p.fin[i] = 0u;                            /* the -inf counts of this launch start at 0 */
+        }
+        mg_st_release_gpu(reinterpret_cast<int *>(p.zgen), (int)gen);
+    } else {
+        while ((unsigned)mg_ld_acquire_gpu(reinterpret_cast<const int *>(p.zgen)) != gen) __nanosleep(64);
     }
-    if (m == -INFINITY) {
-        atomicAdd(w, 1u);
-        return true;
-    }
-    return false;
+    mg_mbar_arrive(zbar);   /* release.cta: the epilogues that wait on zbar see the zeros as written */
+}
+
+/* max_dim 1: an epilogue's row max m of x row i is not finite (the caller tests): NaN or +inf make row i NaN; -inf
+ * counts, and the slab that completes cdiv(N, 64) -inf maxima makes it NaN. After the zeros (zbar, THE START TICKET). */
+template <class C> __device__ __noinline__ void row_finish(const Params &p, int i, float m, uint64_t *zbar) {
+    mg_mbar_wait(zbar, 0);
+    if (m == -INFINITY && atomicAdd(p.fin + i, 1u) + 1u != (unsigned)p.slabs) return;
+    /* gelu(m - m) with m - m NaN: the shared finalize's value bit for bit */
+    mg_store_out(static_cast<typename C::T *>(p.out), i, mg_gelu_f32(__uint_as_float(0x7fffffffu)));
 }
 /* max_dim 0: an order-preserving key of a float for atomicMax (NaN above +inf; -inf's key 0x007fffff > 0 = none). */
 __device__ __forceinline__ unsigned col_key(float v) {
@@ -84,29 +104,12 @@ template <int T> __device__ __forceinline__ double consumers_sum(double v, int t
     return s;
 }
 
-/* The last CTA's finish: the output from fin, fin zeroed for the next launch. T consumer threads, t = 0 .. T - 1;
- * stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
-template <class C>
-__device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh, bool recorded) {
+/* The last CTA's finish of max_dim 0: the output from fin, fin zeroed for the next launch. T consumer threads,
+ * t = 0 .. T - 1; stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
+template <class C> __device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh) {
     constexpr int T = 128 * C::CONSUMERS, B = 8;   /* B loads in flight per thread */
     using E = typename C::T;
     E *out = static_cast<E *>(p.out);
-    if (p.max_dim == 1) {
-        if (!recorded) {   /* no CTA recorded a row: every word is 0, every output gelu(+0) = +0 (nothing to read) */
-            if constexpr (!C::EARLY_ZEROS)   /* else the CTAs' EARLY ZEROS wrote them (swapab_kernel.cuh) */
-                for (int i = t; i < p.m; i += T) mg_store_out(out, i, mg_gelu_f32(0.f));
-            return;
-        }
-        const unsigned slabs = (unsigned)p.slabs;
-        for (int i = t; i < p.m; i += T) {
-            const unsigned w = __ldcg(p.fin + i);
-            p.fin[i] = 0u;
-            /* gelu(m - m): m - m is +0 for finite m, NaN for NaN or +-inf (the shared finalize's value bit for bit) */
-            const bool bad = (w & 0x80000000u) || (w & 0x7fffffffu) == slabs;
-            mg_store_out(out, i, mg_gelu_f32(bad ? __uint_as_float(0x7fffffffu) : 0.f));
-        }
-        return;
-    }
     mg_fence_proxy_async();   /* the ring was last written by TMA (async proxy); now plain stores */
     double s = 0.0;
     for (int j0 = t; j0 < p.n; j0 += B * T) {

@@ -13,8 +13,8 @@
  *                the tile's W rows (WROWS x 128 B each) and of x (NX x 128 B each) into one stage of a STAGES-deep
  *                mbarrier ring (full / empty barriers, as ws_pipeline.cuh); it runs ahead into the next unit.
  *                x's box starts at the unit's x tile (row xt NX); TMA zero-fills rows >= M. In clusters of 2 the
- *                whole warp 0 runs the loop and elect.sync issues (THE PRODUCER'S FORM at produce()); with EARLY
- *                ZEROS its warp 1 writes max_dim 1's zeros at the start.
+ *                whole warp 0 runs the loop and elect.sync issues (THE PRODUCER'S FORM at produce()). In max_dim
+ *                1's fused finish its warp 1 takes the start ticket (swapab_finish.cuh, THE START TICKET).
  *   warpgroup 1+c consumer c: setmaxnreg.inc; W rows [64c, 64c + 64) of the tile: per k-block KSUB x 4 wgmma
  *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
@@ -116,11 +116,7 @@ struct Cfg {
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
     static constexpr int GCOL_BYTES = WROWS * 4;              /* the grid finish's own rows: the column maxima */
-    /* EARLY ZEROS (the kernel, max_dim 1's fused finish) in the n8 and n16 configurations only: n8 (M <= 8) +0.4 to
-     * +4.6% (runs 98-99, same-run A/B), n16 within noise; compiled into every configuration (run 98) the same code
-     * reshaped the consumer's k-loop of the others (SASS) and cost up to 3% at n64 and 13% at w128_n64 */
-    static constexpr bool EARLY_ZEROS = NX <= 16;
-    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 16;      /* full, empty; flags[4] (the kernel) */
+    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16;  /* full, empty, zbar; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + GCOL_BYTES + BAR_BYTES;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
@@ -378,7 +374,7 @@ __device__ __forceinline__ float2 slab_bias(const Params &p, int slab, int warp,
 template <class C>
 __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Params &p, int slab, int xt, int c,
                                          int warp, int lane, int tid, float *red, float *gcol, float2 bb,
-                                         int *flags) {
+                                         uint64_t *zbar) {
     const int j0 = slab_row0(slab, warp, lane), j1 = j0 + 8;   /* this thread's W rows */
     const bool ok0 = j0 < p.n, ok1 = j1 < p.n;
     const float b0 = bb.x, b1 = bb.y;
@@ -439,7 +435,7 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
         for (int i = tid; i < C::NX && i < mt; i += 128) {
             const float m = nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
             p.partial[(size_t)slab * M + x0 + i] = m;
-            if (p.fused && row_record(p.fin + x0 + i, m)) atomicOr(&flags[3], 1);   /* THE FLAG's recorded bit */
+            if (p.fused == MG_SAB_FUSE_TICKET && !(m - m == 0.f)) row_finish<C>(p, x0 + i, m, zbar);   /* not finite */
         }
         named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
     } else {
@@ -485,8 +481,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     float *gcol = red + C::RED_BYTES / 4;   /* THE GRID FINISH's own rows (gown) */
     uint64_t *full = reinterpret_cast<uint64_t *>(zero + C::ZERO_BYTES + C::RED_BYTES + C::GCOL_BYTES);
     uint64_t *empty = full + C::STAGES;
-    /* flags: [c] consumer c's split handoff, [2] the last CTA, [3] a max_dim 1 row recorded (THE FLAG) */
-    int *flags = reinterpret_cast<int *>(empty + C::STAGES);
+    uint64_t *zbar = empty + C::STAGES;   /* max_dim 1's fused finish: this launch's zeros are written */
+    /* flags: [c] consumer c's split handoff, [2] the last CTA (max_dim 0's fused finish, THE FLAG) */
+    int *flags = reinterpret_cast<int *>(zbar + 1);
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 
     if (threadIdx.x == 0) {
@@ -496,11 +493,11 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_tma_prefetch_desc(&p.w);
             mg_tma_prefetch_desc(&p.x);
         }
-        flags[3] = 0;   /* the fused finish's recorded bit (THE FLAG) */
         for (int s = 0; s < C::STAGES; s++) {
             mg_mbar_init(&full[s], 1);
             mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
         }
+        mg_mbar_init(zbar, 1);
         mg_fence_mbarrier_init();
     }
     if constexpr (C::ZERO_BYTES > 0) {
@@ -518,22 +515,17 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         /* ---------------- producer ---------------- */
         mg_setmaxnreg_dec<kProducerRegs>();
         if constexpr (C::CLUSTER == 1) {
+            if (__shfl_sync(0xffffffffu, tid / 32, 0) == 1 && p.fused == MG_SAB_FUSE_TICKET) {
+                if (tid == 32) md1_start<C>(p, zbar);
+                return;
+            }
             if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
+            return;
         } else {   /* the whole warp 0 (warp-uniform: __shfl_sync tells ptxas so) */
             if (__shfl_sync(0xffffffffu, tid / 32, 0) == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
         }
-        if constexpr (C::EARLY_ZEROS) {
-            if (tid >= 32 && tid < 64 && p.fused == MG_SAB_FUSE_LAST && p.max_dim == 1) {
-                /* EARLY ZEROS: warp 1 writes this CTA's slice of the max_dim 1 output now (gelu(+0) = +0: every row
-                 * whose max is finite), then arrives on named barrier 4, which the consumers pass before the CTA
-                 * counts itself done; the last CTA then writes only when a row was recorded */
-                typename C::T *out = static_cast<typename C::T *>(p.out);
-                const int per = (p.m + (int)gridDim.x - 1) / (int)gridDim.x, i0 = (int)blockIdx.x * per;
-                const int i1 = p.m - i0 < per ? p.m : i0 + per;
-                for (int i = i0 + tid - 32; i < i1; i += 32) mg_store_out(out, i, 0.f);
-                named_bar_arrive(4, 128 * C::CONSUMERS + 32);
-            }
-        }
+        /* max_dim 1's fused finish: warp 1 takes the start ticket (the zeros, zbar: THE START TICKET) */
+        if (tid == 32 && p.fused == MG_SAB_FUSE_TICKET) md1_start<C>(p, zbar);
         /* cluster 2: no CTA leaves while its peer may still multicast into it or arrive on its barriers */
         if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();
         return; /* every issued load is consumed by the consumers, which keep the CTA alive */
@@ -582,42 +574,35 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
                     continue;
                 }
             }
-            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, gcol, bias[q], flags);
+            epilogue<C>(acc[q], p, slab, un.xt, c, warp, lane, tid, red, gcol, bias[q], zbar);
         }
     }
     if (p.fused == MG_SAB_FUSE_GRID) {
         grid_finish<C>(p, (int)threadIdx.x - 128, reinterpret_cast<double *>(red), gcol);   /* THE GRID FINISH */
-    } else if (p.fused) {
-        /* THE FUSED FINISH: this CTA's partial rows and atomics are visible GPU-wide before it counts itself done:
-         * the consumers' barrier, then one thread's release, the done counter's atom.acq_rel.gpu (cumulative over
-         * what the barrier ordered before it; CUTLASS's generic barrier arrives the same way, fence.acq_rel then a
-         * relaxed red). No __threadfence before it: that is fence.sc.gpu, a second GPU membar (SASS: MEMBAR.SC.GPU,
-         * then the atomic's own MEMBAR.ALL.GPU). One release per CTA, not a fence per thread (run 86's timeline:
-         * the arrival took ~0.9 us of every CTA's tail with a fence per thread). */
+    } else if (p.fused == MG_SAB_FUSE_LAST) {
+        /* THE FUSED FINISH of max_dim 0: this CTA's partial rows and atomics are visible GPU-wide before it counts
+         * itself done: the consumers' barrier, then one thread's release, the done counter's atom.acq_rel.gpu
+         * (cumulative over what the barrier ordered before it; CUTLASS's generic barrier arrives the same way,
+         * fence.acq_rel then a relaxed red). No __threadfence before it: that is fence.sc.gpu, a second GPU membar.
+         * (max_dim 1 has no arrival: THE START TICKET.) */
         constexpr int T = 128 * C::CONSUMERS;
         const int t = (int)threadIdx.x - 128;
-        if (C::EARLY_ZEROS && p.max_dim == 1)
-            named_bar_sync(4, T + 32);   /* EARLY ZEROS: the producer's warp 1 stored its zeros before the arrival */
-        else
-            named_bar_sync(3, T);
+        named_bar_sync(3, T);
         if (t == 0) {
-            /* the low half counts the CTAs, the high half those that recorded a max_dim 1 row (flags[3]) */
-            const int mine = flags[3] != 0, old = atom_add_acq_rel_gpu(p.done, 1 + (mine << 16));
-            const int last = (old & 0xffff) == (int)gridDim.x - 1;
+            const int last = atom_add_acq_rel_gpu(p.done, 1) == (int)gridDim.x - 1;
             if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
             flags[2] = last;
-            flags[3] = mine || (old >> 16) != 0;   /* any CTA recorded: the last one reads the words */
         }
         /* THE FLAG; the acquire above orders the last CTA's reads of fin below. Barrier 3 orders the store before the
          * loads for all 256 threads. compute-sanitizer's racecheck reported this store and the loads as a hazard
          * (runs 75-76) in CTAs whose second consumer's slab lies wholly past N, until that consumer passed its
-         * epilogue's two named barriers like the other (the loop above): racecheck orders threads by the barriers
-         * each has passed. Clean since (run 77: the same shapes; run 80: every kernel); the same pattern through
-         * the split handoff (a past-N slab beside a split one, run 83) is clean since every consumer passes the
+         * epilogue's named barriers like the other (the loop above): racecheck orders threads by the barriers each
+         * has passed. Clean since (run 77: the same shapes; run 80: every kernel); the same pattern through the
+         * split handoff (a past-N slab beside a split one, run 83) is clean since every consumer passes the
          * handoff's barriers too (run 84: racecheck 0 hazards, sanitize.sh 356/356). */
         named_bar_sync(3, T);
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
-            finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red), flags[3] != 0);
+            finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));
     }
     if constexpr (C::CLUSTER == 2) mg_cluster_sync_unaligned();   /* the producer's reason, for the consumers */
 }

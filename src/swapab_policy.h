@@ -46,9 +46,11 @@
  * MG_SAB_FUSE_MAX_N (it stages the N column maxima in its ring), else refused. OFF: neither; the shared finalize.
  * THE WORKSPACE, in one place (mg_sab_make_plan): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
- * launches] [the finish area: the done counter and the grid barrier's word, then MG_SAB_MAX_M (max_dim 1) or N
- * (max_dim 0) words, at an offset and of a size that depend on N, K, max_dim and the SM count only, zero between
- * launches; the words only when fusable, the area only for max_dim 0 when not]
+ * launches] [the finish area: the done counter, max_dim 1's start word, the grid barrier's word and max_dim 1's
+ * zgen, then MG_SAB_MAX_M (max_dim 1) or N (max_dim 0) words, at an offset and of a size that depend on N, K, max_dim
+ * and the SM count only; zero between launches but for max_dim 1's start word, zgen and words, which each launch's
+ * first CTA sets up itself (swapab_finish.cuh, THE START TICKET); the words only when fusable, the area only for
+ * max_dim 0 when not]
  * [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX accumulators,
  * slab-major] [max_dim 0: the grid finish's sums, one double per SM]. */
 #ifndef MG_SWAPAB_POLICY_H
@@ -77,9 +79,13 @@
 #define MG_SAB_SLAB 64          /* W rows per consumer warpgroup (one m64 wgmma) */
 #define MG_SAB_FUSE_MAX_N 16384 /* max_dim 0: the widest N whose finish the last CTA does (THE FUSED FINISH) */
 #define MG_SAB_FIN_HEAD 256     /* the finish area's done counter, padded: the words start this many bytes on */
+#define MG_SAB_TICK_OFF 64      /* max_dim 1's start word (64 bits; THE START TICKET): bytes into the finish area */
 #define MG_SAB_GBAR_OFF 128     /* the grid finish's barrier word: this many bytes into the finish area's head */
-#define MG_SAB_FUSE_LAST 1      /* mg_sab_plan::fused: the last CTA writes the output (THE FUSED FINISH) */
+#define MG_SAB_ZGEN_OFF 192     /* max_dim 1's zgen word (the generation whose zeros are written): bytes into it */
+#define MG_SAB_FUSE_LAST 1      /* mg_sab_plan::fused: the last CTA writes max_dim 0's output (THE FUSED FINISH) */
 #define MG_SAB_FUSE_GRID 2      /* mg_sab_plan::fused: every CTA writes its share, max_dim 0 (THE GRID FINISH) */
+#define MG_SAB_FUSE_TICKET 3    /* mg_sab_plan::fused: max_dim 1, zeros from the start ticket's first CTA, NaN from the
+                                 * epilogues (THE FUSED FINISH: THE START TICKET) */
 
 static inline long long mg_sab_cdiv(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -255,8 +261,10 @@ typedef struct mg_sab_plan {
     int grid;                 /* CTAs of the persistent grid: min(units, SMs) */
     int slabs;                /* 64-row W slabs = cdiv(N, 64): counters, max_dim 1 partial rows */
     int pad_x;                /* 1: x is copied into the workspace (rows of x_ld elements) for TMA */
-    int fused;                /* MG_SAB_FUSE_LAST: the last CTA writes the output (THE FUSED FINISH); MG_SAB_FUSE_GRID:
-                               * every CTA its share, a cooperative launch (THE GRID FINISH); 0: the shared finalize */
+    int fused;                /* MG_SAB_FUSE_TICKET (max_dim 1): the kernel writes the output, no CTA waits at its
+                               * end; MG_SAB_FUSE_LAST (max_dim 0): the last CTA writes it (THE FUSED FINISH);
+                               * MG_SAB_FUSE_GRID (max_dim 0): every CTA its share, a cooperative launch (THE GRID
+                               * FINISH); 0: the shared finalize */
     int gown;                 /* the grid finish: 1 = each CTA finishes its own unit's W rows (one unit per CTA, one
                                * x tile, S = 1, clusters of 1: unit b is W tile b), 0 = gchunk columns after a
                                * barrier */
@@ -294,7 +302,8 @@ static inline size_t mg_sab_count_bytes(const mg_sab_kernel *kd, long long n, lo
 /* 1 if the last CTA can finish a problem of this N and max_dim (THE FUSED FINISH; any M <= MG_SAB_MAX_M): whether
  * the policy does is mg_sab_make_plan's (fuse). */
 static inline int mg_sab_fusable(long long n, int max_dim) { return max_dim == 1 || n <= MG_SAB_FUSE_MAX_N; }
-/* The finish area: the done counter and the grid barrier's word (MG_SAB_FIN_HEAD bytes), then one word per output
+/* The finish area: the head (MG_SAB_FIN_HEAD bytes: the done counter, the start word at MG_SAB_TICK_OFF, the grid
+ * barrier's word at MG_SAB_GBAR_OFF, zgen at MG_SAB_ZGEN_OFF), then one word per output
  * (MG_SAB_MAX_M for max_dim 1, so that its size does not depend on m) where the last CTA can finish the problem;
  * max_dim 0 always has the head (the grid finish takes any N). */
 static inline size_t mg_sab_fin_bytes(long long n, int max_dim) {
@@ -435,7 +444,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
                  "%d is finished by the shared finalize", kd->name, n, MG_SAB_FUSE_MAX_N);
         return -1;
     }
-    /* the finish: max_dim 1 by the last CTA; max_dim 0 by the whole grid where it can be one cooperative launch
+    /* the finish: max_dim 1 by the start ticket; max_dim 0 by the whole grid where it can be one cooperative launch
      * (clusters of 1; the grid is at most one CTA per SM, kernel 8's occupancy): by default only where each CTA
      * holds its own rows' final maxima (one barrier; with two, after the chunks' reads, it measured slower than the
      * finalize: run 96), forced anywhere; in clusters of 2 by the last CTA when forced */
@@ -443,7 +452,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     if (o->fuse == MG_SWITCH_OFF)
         pl->fused = 0;
     else if (max_dim == 1)
-        pl->fused = MG_SAB_FUSE_LAST;
+        pl->fused = MG_SAB_FUSE_TICKET;
     else if (pl->cluster == 1 && (own || o->fuse == MG_SWITCH_FORCE))
         pl->fused = MG_SAB_FUSE_GRID;
     else
@@ -477,6 +486,7 @@ static inline void mg_sab_plan_summary(const mg_sab_kernel *kd, const mg_sab_pla
              pl->cluster == 2 ? (pl->wcast ? " in clusters of 2 (W multicast)" : " in clusters of 2 (x multicast)") : "",
              pl->pad_x ? ", x padded" : "",
              pl->fused == MG_SAB_FUSE_GRID ? (pl->gown ? "; finish fused (grid, own rows)" : "; finish fused (grid)")
+             : pl->fused == MG_SAB_FUSE_TICKET ? "; finish fused (start ticket)"
              : pl->fused ? "; finish fused (last CTA)" : "");
 }
 

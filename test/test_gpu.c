@@ -1160,7 +1160,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
     const size_t per = (size_t)d.bound_rows * len;
     float *bufs[RUNS + 1];
     unsigned char *outs = dmalloc(RUNS * len * es);   /* the fused output of each run with S */
-    int fused = 0;
+    int fused = 0, launches_fused = 0;
     mg_options o = mg_options_default();
     o.fuse = MG_SWITCH_FORCE;   /* max_dim 0 through the grid finish's chunks (S > 1), max_dim 1 the last CTA */
     int rows = 0;
@@ -1171,6 +1171,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
         d.partial = bufs[r];
         o.splits = r < RUNS ? S : 1;
         mg_test_direct_launch(&d, &p, &dev, &o, x, W, b, h, st);
+        launches_fused += d.lp.fused_finalize != 0;
         if (r < RUNS && d.lp.fused_finalize) {
             MG_TEST_CUDA(cudaMemcpyAsync(outs + (size_t)r * len * es, d.out, len * es, cudaMemcpyDeviceToDevice, st));
             fused++;
@@ -1237,6 +1238,18 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
             memcpy(&g, hc + gbar, 4);
             cr_expect_eq(g & 0x7fffffffu, 0u, "kernel 8: the grid barrier's word is %#x after the launches", g);
             memset(hc + gbar, 0, 4);
+        } else if (pl->off_fin + MG_SAB_FIN_HEAD <= count_bytes) {   /* THE START TICKET: one generation per fused
+                                                                          * launch, its count back to 0 */
+            uint64_t tick;
+            uint32_t zgen;
+            memcpy(&tick, hc + pl->off_fin + MG_SAB_TICK_OFF, 8);
+            memcpy(&zgen, hc + pl->off_fin + MG_SAB_ZGEN_OFF, 4);
+            cr_expect(tick == (uint64_t)launches_fused << 32 && zgen == (uint32_t)launches_fused,
+                      "kernel 8 md 1: after %d fused launches the start word is %#llx and zgen %u (expected %#llx, %d)",
+                      launches_fused, (unsigned long long)tick, zgen, (unsigned long long)launches_fused << 32,
+                      launches_fused);
+            memset(hc + pl->off_fin + MG_SAB_TICK_OFF, 0, 8);
+            memset(hc + pl->off_fin + MG_SAB_ZGEN_OFF, 0, 4);
         }
         for (size_t i = 0; i < count_bytes; i++) nz += hc[i] != 0;
         cr_expect_eq(nz, 0u, "kernel 8: the split counters are not zero after the launches (%zu bytes)", nz);
@@ -1354,6 +1367,105 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
             MG_TEST_CUDA(cudaFree(W));
             MG_TEST_CUDA(cudaFree(b));
         }
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* n floats from the host into a device array of the precision's type. */
+static void upload_elems(void *d, const float *h, size_t n, mg_precision prec) {
+    if (prec == MG_PREC_BF16) {
+        uint16_t *t = hmalloc(n * 2);
+        for (size_t i = 0; i < n; i++) t[i] = mg_f32_to_bf16(h[i]);
+        MG_TEST_CUDA(cudaMemcpy(d, t, n * 2, cudaMemcpyHostToDevice));
+        free(t);
+    } else {
+        MG_TEST_CUDA(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice));
+    }
+}
+
+/* Kernel 8's max_dim 1 finish (THE START TICKET, kernels/swapab_finish.cuh): one plan and one workspace, forwards of
+ * several batch sizes in turn (grids of 16 to 32 CTAs, clusters of 1 and 2, so that launches of different grids take
+ * their tickets from one start word), on inputs whose outputs are known exactly: b = -inf everywhere (every y is
+ * -inf: each row's 16 slabs all count -inf, so every output is NaN), b = -inf but one column 0 (each row has one
+ * finite y: the counts stop at 15, every output +0), seed-like b with x rows 0 and 36 holding a NaN (those rows NaN,
+ * every other +0 exactly); then the last case again through a captured graph, replayed. */
+Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
+    MG_TEST_NEED_GPU();
+    kernel_or_skip(8);
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    enum { M = 300, N = 1000, K = 72, CASES = 3 };
+    const int ms[] = {300, 8, 64, 300, 1, 37, 129, 16};
+    const int cl[] = {1, 1, 1, 2, 1, 1, 2, 1};   /* clusters of 2 where the policy has two-consumer tiles */
+    float *hb = hmalloc(N * sizeof(float)), *hx = hmalloc((size_t)M * K * sizeof(float));
+    float *hw = hmalloc((size_t)N * K * sizeof(float));
+    for (int prec = MG_PREC_TF32; prec <= MG_PREC_BF16; prec++) {
+        const mg_precision pr = (mg_precision)prec;
+        const size_t es = esize(pr);
+        void *x = dmalloc((size_t)M * K * es), *W = dmalloc((size_t)N * K * es), *b = dmalloc(N * es);
+        void *o = dmalloc(M * es);
+        mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed19u + (uint64_t)prec);
+        upload_elems(W, hw, (size_t)N * K, pr);
+        mg_plan_desc pd = mg_plan_desc_default();
+        pd.m = M; pd.n = N; pd.k = K; pd.max_dim = 1; pd.precision = pr; pd.kernel = 8; pd.shortcut = 0;
+        mg_plan *plan = NULL;
+        MG_TEST_OK(mg_plan_create(&plan, &pd));
+        int launches = 0;
+        for (int c = 0; c < CASES; c++) {
+            for (int j = 0; j < N; j++) hb[j] = c == 2 ? hb[j] : (c == 1 && j == N - 1 ? 0.f : -INFINITY);
+            if (c == 2) {
+                mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed19u + (uint64_t)prec);   /* b seed-like again */
+                hx[K / 2] = NAN;
+                hx[36 * K + 5] = NAN;
+            }
+            upload_elems(b, hb, N, pr);
+            upload_elems(x, hx, (size_t)M * K, pr);
+            MG_TEST_OK(mg_set_weights(plan, W, b, st));
+            for (size_t q = 0; q < sizeof ms / sizeof ms[0]; q++) {
+                const int m = ms[q];
+                opt_reset();
+                g_opt.cluster = cl[q];
+                MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+                char buf[256];
+                MG_TEST_OK(mg_plan_describe(plan, m, buf, sizeof buf));
+                cr_expect(strstr(buf, "finish fused (start ticket)") != NULL,
+                          "%s M = %d: %s", mg_precision_name(pr), m, buf);
+                MG_TEST_OK(mg_poison(o, M, pr, st));
+                MG_TEST_OK(mg_forward_rows(plan, m, x, o, st));
+                launches++;
+                MG_TEST_CUDA(cudaStreamSynchronize(st));
+                double *w = download_widened(o, (size_t)m, pr);
+                size_t bad = 0, first = (size_t)m;
+                for (int i = 0; i < m; i++) {
+                    const int nan = c == 0 || (c == 2 && (i == 0 || i == 36));
+                    /* +0 exactly: the widened value is 0 and its sign bit clear */
+                    const int ok = nan ? isnan(w[i]) : (w[i] == 0.0 && !signbit(w[i]));
+                    if (!ok && bad++ == 0) first = (size_t)i;
+                }
+                cr_expect_eq(bad, 0u, "%s M = %d case %d (%s): %zu of %d outputs wrong; first [%zu] = %g (%s)",
+                             mg_precision_name(pr), m, c, c == 0 ? "b = -inf" : c == 1 ? "b = -inf but one" : "NaN rows",
+                             bad, m, first, first < (size_t)m ? w[first] : 0.0, buf);
+                free(w);
+            }
+        }
+        cr_expect(launches == CASES * (int)(sizeof ms / sizeof ms[0]), "every forward ran");
+        /* the last case through a graph at the plan's M (clusters of 1): the same bits on every replay */
+        opt_reset();
+        MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+        MG_TEST_OK(mg_forward(plan, x, o, st));
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
+        char what[64];
+        snprintf(what, sizeof what, "%s M = %d max_dim 1 NaN rows", mg_precision_name(pr), M);
+        expect_graph_replays_equal(plan, x, o, M, pr, 3, what);
+        mg_plan_destroy(plan);
+        MG_TEST_CUDA(cudaFree(x));
+        MG_TEST_CUDA(cudaFree(W));
+        MG_TEST_CUDA(cudaFree(b));
+        MG_TEST_CUDA(cudaFree(o));
+    }
+    free(hb);
+    free(hx);
+    free(hw);
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }

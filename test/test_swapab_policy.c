@@ -414,16 +414,17 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const size_t fbytes = mg_sab_fin_bytes(n, md);
                                     cr_assert_eq(pl.off_fin, cbytes, "the counters' size does not depend on m");
                                     cr_assert_eq(pl.off_x, cbytes + fbytes, "nor the finish area's");
-                                    /* max_dim 1: the last CTA; max_dim 0: the grid in clusters of 1, the last CTA
+                                    /* max_dim 1: the start ticket; max_dim 0: the grid in clusters of 1, the last CTA
                                      * in clusters of 2 when forced; off: neither */
                                     const int own = pl.units <= pl.grid && pl.xtiles == 1 && pl.splits == 1 &&
                                                     pl.cluster == 1;
-                                    const int fz = so.fuse == MG_SWITCH_OFF ? 0 : md == 1 ? MG_SAB_FUSE_LAST
+                                    const int fz = so.fuse == MG_SWITCH_OFF ? 0 : md == 1 ? MG_SAB_FUSE_TICKET
                                                    : pl.cluster == 1 && (own || so.fuse == MG_SWITCH_FORCE)
                                                        ? MG_SAB_FUSE_GRID
                                                    : so.fuse == MG_SWITCH_FORCE ? MG_SAB_FUSE_LAST : 0;
                                     cr_assert_eq(pl.fused, fz, "md %d fuse %d cluster %d", md, so.fuse, pl.cluster);
-                                    if (pl.fused == MG_SAB_FUSE_LAST)   /* the done counter and a word per output */
+                                    if (pl.fused == MG_SAB_FUSE_LAST || pl.fused == MG_SAB_FUSE_TICKET)   /* the head
+                                                                              * and a word per output */
                                         cr_assert_geq(fbytes, 256 + (size_t)(md == 1 ? m : n) * sizeof(unsigned));
                                     if (md == 0)   /* the grid barrier's word in the head */
                                         cr_assert_geq(fbytes, (size_t)MG_SAB_GBAR_OFF + sizeof(unsigned));
@@ -506,11 +507,11 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
                       force = {0, 0, 0, MG_SWITCH_FORCE, 0}, force2 = {0, 0, 2, MG_SWITCH_FORCE, 0},
                       auto2 = {0, 0, 2, MG_SWITCH_AUTO, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect(pl.fused == MG_SAB_FUSE_LAST && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
+    cr_expect(pl.fused == MG_SAB_FUSE_TICKET && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
     cr_expect_eq(mg_sab_fin_bytes(8192, 1), 256u + MG_SAB_MAX_M * 4u);
     cr_expect_eq(mg_sab_fin_bytes(8192, 0), 256u + 8192u * 4u);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, NULL, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, MG_SAB_FUSE_LAST, "no options: auto");
+    cr_expect_eq(pl.fused, MG_SAB_FUSE_TICKET, "no options: auto");
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 1, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect_eq(pl.fused, 0, "fuse=off");
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
@@ -547,7 +548,7 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
                                   why, sizeof why), -1);
     cr_expect(strstr(why, "fuse=force") != NULL && strstr(why, "16385") != NULL, "%s", why);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 1024, 100000, 64, 1, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, MG_SAB_FUSE_LAST);
+    cr_expect_eq(pl.fused, MG_SAB_FUSE_TICKET);
     /* K = 0 (y = b): the area and the sums are the whole workspace */
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 5, 7, 0, 0, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.off_fin == 0 &&
