@@ -116,6 +116,11 @@ struct Cfg {
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
     static constexpr int GCOL_BYTES = WROWS * 4;              /* the grid finish's own rows: the column maxima */
+    /* PRODUCER R FORM (clusters of 1, n8 only): the producer's TMA loop in per-thread registers (R2UR before each
+     * UTMALDG, BSSY / BSYNC around it), the form a non-uniform branch after produce() gives it. At n8 (M <= 8) it
+     * measured 1-2 us faster than the uniform-datapath form (run 111, same-run A/B: bf16 max_dim 0 M = 1-8 -2 to
+     * -5% in the uniform form; runs 98-99 saw the same as EARLY ZEROS' gain), at n16 and wider slower (run 98) */
+    static constexpr bool PRODUCER_R_FORM = NX <= 8;
     static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16;  /* full, empty, zbar; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + GCOL_BYTES + BAR_BYTES;
@@ -514,7 +519,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     if (wg == 0) {
         /* ---------------- producer ---------------- */
         mg_setmaxnreg_dec<kProducerRegs>();
-        if constexpr (C::CLUSTER == 1) {
+        if constexpr (C::CLUSTER == 1 && C::PRODUCER_R_FORM) {
+            if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
+            if (tid == 32 && p.fused == MG_SAB_FUSE_TICKET) md1_start<C>(p, zbar);
+            return;
+        } else if constexpr (C::CLUSTER == 1) {
+            /* warp 1's branch warp-uniform (__shfl_sync tells ptxas so) and before the producer's: the TMA loop stays
+             * on the uniform datapath (0-1 R2UR; a tid == 32 branch after produce() made it 13-71, run 98's form) */
             if (__shfl_sync(0xffffffffu, tid / 32, 0) == 1 && p.fused == MG_SAB_FUSE_TICKET) {
                 if (tid == 32) md1_start<C>(p, zbar);
                 return;
