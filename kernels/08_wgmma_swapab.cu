@@ -55,14 +55,15 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 109, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 0.038-0.039 ms md1
- * (1.08-1.15x) and 0.040-0.041 ms md0 (1.08-1.11x; the W stream within 4% of a bare read's rate, ~6 us of fixed cost
- * against its 3.6: bench/matrix_wstream.txt), M = 128 as 2 x n64 (1.10-1.16x), M = 256 1.012-1.024x, M = 300 in
- * clusters of 2 sharing x (mcast=x) 1.055 / 1.059x, M = 384 in clusters of 2 1.07 / 1.05x, M = 600 1.06 / 1.08x;
- * tf32 M = 2-64 1.06-1.25x, M = 600 1.30x (notes/18_small_m.md "Session 18"). W in panels: +3.5% on the W-stream
- * rows (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4%
- * on max_dim 0 at M <= 64 (run 97); early zeros: +0.4 to +4.6% at M <= 8 max_dim 1 (runs 98-99); the clusters-of-2
- * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101).
+ * measured (H200, run 112, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.5-37.5 us md1
+ * (1.14-1.21x; M = 1-8 35.5-36.3 us against the 31.5 us W floor) and 39.7-40.9 us md0 (1.09-1.15x), M = 128 as
+ * 2 x n64 1.07-1.10x, M = 256 1.017-1.042x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.09x, M = 384-768
+ * 1.06-1.10x; tf32 M = 1-768 1.035-1.52x (notes/18_small_m.md "Session 19"). W in panels: +3.5% on the W-stream rows
+ * (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before
+ * the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2
+ * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101); max_dim 1's start ticket (no
+ * arrival, no last CTA) with the producer on the uniform datapath but at n8: +2.7% geomean on bf16 max_dim 1's
+ * M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B).
  */
 #include <cuda_runtime.h>
 

@@ -9,7 +9,7 @@
  * mg_launch_plan that says how many partial rows the launch writes), prepare (weight side, once per
  * mg_set_weights), launch (reads the plan, decides nothing), release. The shared finalize (kernels/finalize.cu)
  * then reduces the plan's partial rows and applies mean-subtraction and the exact erf GELU, unless the plan says the
- * launch did that itself (fused_finalize: kernel 8's last CTA). Kernel 0 (cuBLAS)
+ * launch did that itself (fused_finalize: kernel 8's fused finish). Kernel 0 (cuBLAS)
  * writes y to its workspace and reduces it with a separate kernel into 1 partial row; it is the same contract.
  *
  * Element types: fp32 and tf32 modes read float x/W/b; bf16 mode reads __nv_bfloat16 x/W/b.

@@ -10,7 +10,7 @@
  *   x_tile=auto|8..MG_X_TILE_MAX       mg_options.x_tile (kernel 8's x-tile width; auto = 0; the library checks
  *                                      that it is a multiple of 8, the plan that it is one of kernel 8's)
  *   cluster=auto|1|2                   mg_options.cluster (kernel 8's CTAs per cluster; auto = 0)
- *   fuse=auto|off|force                mg_options.fuse (mg_switch: kernel 8's finish in its last CTA)
+ *   fuse=auto|off|force                mg_options.fuse (mg_switch: kernel 8's finish in the kernel)
  *   mcast=auto|w|x                     mg_options.mcast (mg_mcast: what kernel 8's clusters of 2 multicast)
  *
  * A value is the field's number: an enum's, or the integer itself; 0 is always "auto" (the kernel's own policy). An

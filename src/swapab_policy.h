@@ -36,9 +36,10 @@
  * PARTIAL ROWS. Each consumer warpgroup's 64 W rows (a slab) are reduced on their own: max_dim 1 writes one partial
  * row per slab, partial[slab * M + i] (cdiv(N, 64) rows, whatever the consumers and x tiles); max_dim 0 writes one row
  * per x tile, partial[xt * N + j].
- * THE FUSED FINISH (mg_sab_fusable). The kernel's last CTA writes the forward's output itself (the mean and GELU:
- * kernels/swapab_finish.cuh "THE FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1
- * (M words; measured 0.7-5 us faster, run 72); max_dim 0 by THE GRID FINISH where each CTA of one cooperative launch
+ * THE FUSED FINISH (mg_sab_fusable). The kernel writes the forward's output itself (kernels/swapab_finish.cuh "THE
+ * FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1 by THE START TICKET (M
+ * words; no CTA waits at its end: the fused finish measured 0.7-5 us faster than the finalize in run 72 with a last
+ * CTA, the start ticket 0.5-5% faster again in run 112); max_dim 0 by THE GRID FINISH where each CTA of one cooperative launch
  * (clusters of 1) holds the final maxima of its own W rows (one unit per CTA, one x tile, S = 1: the W-stream plans of
  * M <= 64) and finishes them after one grid barrier (swapab_finish.cuh), else the shared finalize, whose kernels spread
  * N GELUs over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: the grid finish in any plan

@@ -714,7 +714,7 @@ Test(cli_args, x_tile_and_cluster_options) {
     cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--cluster C") != NULL, "run --help documents --cluster");
 }
 
-/* --fuse auto|off|force: kernel 8's finish in its last CTA (an mg_switch, auto by default), also as the option key
+/* --fuse auto|off|force: kernel 8's finish in the kernel (an mg_switch, auto by default), also as the option key
  * fuse= of the matrices and dispatch tables. */
 Test(cli_args, fuse_option) {
     OK("run");

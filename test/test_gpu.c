@@ -599,7 +599,7 @@ ParameterizedTest(int *idx, gpu_kernels, planted_nonfinite, .timeout = 120) {
 /* max_ntiles_md1 (may be NULL): the most partial rows any max_dim 1 launch reported (its column panels). */
 /* rem_launches (may be NULL): counts the launches that left remainder sums for the finalize (mg_launch_args::rem),
  * which the check folds in as mg_finalize_rem does. */
-/* A launch that finished the forward itself (mg_launch_plan::fused_finalize: kernel 8's last CTA) wrote d->out: it
+/* A launch that finished the forward itself (mg_launch_plan::fused_finalize: kernel 8's fused finish) wrote d->out: it
  * must equal the shared finalize run on the same launch's partial rows: max_dim 1 bit for bit (the output is +0 or NaN,
  * from the same maxima), max_dim 0 within the precision's bar with NaN at the same places (the fp64 mean is summed in
  * another fixed order, the GELU is fp32). Returns 1 (a check ran). */
@@ -1080,8 +1080,8 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
-/* Kernel 8's finish under each fuse option: auto (the default, which every other kernel 8 test meets: its last CTA
- * writes max_dim 1's output, the grid finish max_dim 0's where each CTA holds its own rows' maxima;
+/* Kernel 8's finish under each fuse option: auto (the default, which every other kernel 8 test meets: the start
+ * ticket writes max_dim 1's output, the grid finish max_dim 0's where each CTA holds its own rows' maxima;
  * partial_maxima_cases compares it with the shared finalize on the same partial rows), off (the shared finalize for
  * both max_dims), force (the grid finish in every max_dim 0 plan of clusters of 1: chunks after a grid barrier) and
  * force in clusters of 2 (the last CTA writes max_dim 0's too: the column maxima by atomicMax keys, the fp64 mean,
@@ -1162,7 +1162,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
     unsigned char *outs = dmalloc(RUNS * len * es);   /* the fused output of each run with S */
     int fused = 0, launches_fused = 0;
     mg_options o = mg_options_default();
-    o.fuse = MG_SWITCH_FORCE;   /* max_dim 0 through the grid finish's chunks (S > 1), max_dim 1 the last CTA */
+    o.fuse = MG_SWITCH_FORCE;   /* max_dim 0 through the grid finish's chunks (S > 1), max_dim 1 the start ticket */
     int rows = 0;
     size_t count_bytes = 0;
     for (int r = 0; r <= RUNS; r++) {   /* RUNS with S, then one with S = 1 */
@@ -1208,7 +1208,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
         cr_expect_eq(diff, 0u, "kernel 8 %s %lldx%lldx%lld md %d S %d: run %d differs from run 0 in %zu of %zu partial "
                      "entries", mg_precision_name(pr), (long long)m, (long long)n, (long long)k, dim, S, r, diff, cnt);
     }
-    /* the forward's output where the launch finished it (max_dim 1: the last CTA; max_dim 0: the grid finish, whose
+    /* the forward's output where the launch finished it (max_dim 1: the start ticket; max_dim 0: the grid finish, whose
      * mean sums the CTAs' sums in a fixed order): bit for bit across the runs */
     cr_expect(fused == 0 || fused == RUNS, "every run plans the same finish");
     if (fused == RUNS) {
