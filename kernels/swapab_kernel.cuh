@@ -116,12 +116,13 @@ struct Cfg {
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
     static constexpr int GCOL_BYTES = WROWS * 4;              /* the grid finish's own rows: the column maxima */
-    /* PRODUCER R FORM (clusters of 1, n8 to n32): the producer's TMA loop in per-thread registers (R2UR before each
+    /* PRODUCER R FORM (clusters of 1, n8 only): the producer's TMA loop in per-thread registers (R2UR before each
      * UTMALDG, BSSY / BSYNC around it), the form a non-uniform branch after produce() gives it. Measured against the
      * uniform-datapath form in same-run A/Bs: n8 (M <= 8) 1-2 us faster (runs 111-112; runs 98-99 saw the same as
-     * EARLY ZEROS' gain), n16 +2.6% (bf16 max_dim 1, 36.8 -> 35.6 us), n32 +1.1%, but n64 -3 to -4% and the
-     * two-consumer configurations -13 to -18% (run 113) */
-    static constexpr bool PRODUCER_R_FORM = NX <= 32;
+     * EARLY ZEROS' gain); n16 +1.3 to +2.6% (bf16 max_dim 1), n32 -0.2 to +1.1%, n64 -3 to -4%, the two-consumer
+     * configurations -13 to -18% (runs 113-114). n16 is left uniform until its R form passes the suite twice: run
+     * 114's suite on n16-n32 in the R form was killed at 300 s, run 115's passed in 231 s (notes/18_small_m.md) */
+    static constexpr bool PRODUCER_R_FORM = NX <= 8;
     static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16;  /* full, empty, zbar; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + GCOL_BYTES + BAR_BYTES;
