@@ -1,7 +1,8 @@
 /* swapab_finish.cuh: kernel 8's fused finish (kernels/08_wgmma_swapab.cu; the kernel is kernels/swapab_kernel.cuh):
- * what each epilogue records in the workspace's finish words, and the last CTA's output from them.
+ * max_dim 1's start ticket, max_dim 0's last CTA and its grid finish.
  *
- * THE FUSED FINISH (the plan's fused = 1: mg_launch_plan::fused_finalize; no finalize kernel after kernel 8).
+ * THE FUSED FINISH (the plan's fused = 3 for max_dim 1, 1 for max_dim 0's last CTA: mg_launch_plan::fused_finalize;
+ * no finalize kernel after kernel 8).
  *   max_dim 1 (THE START TICKET: no CTA waits at its end, none counts itself done): row i's output is gelu(m - m) =
  *              +0 for a finite row max m, NaN for NaN or +-inf (SEMANTICS.md), so a launch writes M zeros and then NaN
  *              over the rows that are not finite, ordered after the zeros. At its start every CTA's idle producer
@@ -53,8 +54,8 @@ namespace mgsab {
 
 /* ---- the fused finish (THE FUSED FINISH in the file header) --------------------------------------------------- */
 
-/* max_dim 1, THE START TICKET: one thread of the producer warpgroup's warp 1, once per CTA at its start (one thread
- * and no warp-collective: the producer's TMA loop keeps its uniform-datapath form, notes/18_small_m.md "Session 17"). */
+/* max_dim 1, THE START TICKET: one thread of the producer warpgroup's warp 1, once per CTA at its start (where the
+ * kernel branches to it decides the producer's TMA loop form: PRODUCER R FORM in swapab_kernel.cuh). */
 template <class C> __device__ __noinline__ void md1_start(const Params &p, uint64_t *zbar) {
     const unsigned long long old = atomicAdd(p.tick, 1ull);
     if ((unsigned)old == gridDim.x - 1u)   /* every CTA of this launch has its ticket: the next generation, count 0 */
@@ -74,7 +75,8 @@ template <class C> __device__ __noinline__ void md1_start(const Params &p, uint6
 }
 
 /* max_dim 1: an epilogue's row max m of x row i is not finite (the caller tests): NaN or +inf make row i NaN; -inf
- * counts, and the slab that completes cdiv(N, 64) -inf maxima makes it NaN. After the zeros (zbar, THE START TICKET). */
+ * counts, and the slab that completes cdiv(N, 64) -inf maxima makes it NaN. After the zeros (zbar: THE START
+ * TICKET). */
 template <class C> __device__ __noinline__ void row_finish(const Params &p, int i, float m, uint64_t *zbar) {
     mg_mbar_wait(zbar, 0);
     if (m == -INFINITY && atomicAdd(p.fin + i, 1u) + 1u != (unsigned)p.slabs) return;

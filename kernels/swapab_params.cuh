@@ -24,9 +24,9 @@ struct Params {
     int wcast;          /* cluster 2: 1 = W multicast (w: 64-row boxes, x: NX-row boxes), 0 = x multicast */
     /* the fused finish (THE FUSED FINISH): fused = 3 (max_dim 1, THE START TICKET): out (M elements of E), the start
      * word tick, zgen and fin (M words) in the workspace; fused = 1 (max_dim 0, the last CTA): out (N elements), the
-     * done counter and fin (N words, zero between launches). fused = 2 (max_dim 0, THE GRID FINISH): out, the grid barrier's word gbar (zero between
-     * launches) and gsums (one double per CTA) in the workspace; gown = 1: each CTA finishes its own unit's W rows
-     * (one unit per CTA, one x tile, S = 1), else gchunk columns from CTA b gchunk */
+     * done counter and fin (N words, zero between launches). fused = 2 (max_dim 0, THE GRID FINISH): out, the grid
+     * barrier's word gbar (zero between launches) and gsums (one double per CTA) in the workspace; gown = 1: each CTA
+     * finishes its own unit's W rows (one unit per CTA, one x tile, S = 1), else gchunk columns from CTA b gchunk */
     int fused;
     int gown, gchunk;
     void *out;

@@ -39,12 +39,13 @@
  * THE FUSED FINISH (mg_sab_fusable). The kernel writes the forward's output itself (kernels/swapab_finish.cuh "THE
  * FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1 by THE START TICKET (M
  * words; no CTA waits at its end: the fused finish measured 0.7-5 us faster than the finalize in run 72 with a last
- * CTA, the start ticket 0.5-5% faster again in run 112); max_dim 0 by THE GRID FINISH where each CTA of one cooperative launch
- * (clusters of 1) holds the final maxima of its own W rows (one unit per CTA, one x tile, S = 1: the W-stream plans of
- * M <= 64) and finishes them after one grid barrier (swapab_finish.cuh), else the shared finalize, whose kernels spread
- * N GELUs over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: the grid finish in any plan
- * of clusters of 1 (shares of the columns after a second barrier); in clusters of 2 the last CTA, while N <=
- * MG_SAB_FUSE_MAX_N (it stages the N column maxima in its ring), else refused. OFF: neither; the shared finalize.
+ * CTA, the start ticket 0.5-5% faster again in run 112); max_dim 0 by THE GRID FINISH where each CTA of one
+ * cooperative launch (clusters of 1) holds the final maxima of its own W rows (one unit per CTA, one x tile, S = 1: the
+ * W-stream plans of M <= 64) and finishes them after one grid barrier (swapab_finish.cuh), else the shared finalize,
+ * whose kernels spread N GELUs over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: the
+ * grid finish in any plan of clusters of 1 (shares of the columns after a second barrier); in clusters of 2 the last
+ * CTA, while N <= MG_SAB_FUSE_MAX_N (it stages the N column maxima in its ring), else refused. OFF: neither; the
+ * shared finalize.
  * THE WORKSPACE, in one place (mg_sab_make_plan): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
  * launches] [the finish area: the done counter, max_dim 1's start word, the grid barrier's word and max_dim 1's
