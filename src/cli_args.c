@@ -178,11 +178,12 @@ int mg_cli_getopt(int argc, char **argv, const char *who, const char *shortopts,
 
 /* ---- the library options --------------------------------------------------------------------------------------- */
 
+/* An mg_switch value by the names of the switch option keys (optkeys.c: streamk=, mixed_panels=, rem_split= and fuse=
+ * share auto, off and force), the one list of them. */
 static int parse_switch(const char *flag, const char *val, mg_switch *out, char *err, size_t errlen) {
-    if (strcmp(val, "auto") == 0) *out = MG_SWITCH_AUTO;
-    else if (strcmp(val, "off") == 0) *out = MG_SWITCH_OFF;
-    else if (strcmp(val, "force") == 0) *out = MG_SWITCH_FORCE;
-    else return fail(err, errlen, "%s: " Q " is invalid (expected auto, off or force)", flag, QARG(val));
+    const int v = mg_optkey_value(MG_OPTKEY_FUSE, val, strlen(val));
+    if (v < 0) return fail(err, errlen, "%s: " Q " is invalid (expected auto, off or force)", flag, QARG(val));
+    *out = (mg_switch)v;
     return 0;
 }
 
