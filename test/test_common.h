@@ -76,6 +76,14 @@ static inline void mg_test_widen(const float *src, double *dst, size_t count, in
         dst[i] = bf16 ? (double)mg_bf16_to_f32(mg_f32_to_bf16(src[i])) : (double)src[i];
 }
 
+/* n floats as the precision's elements (bf16: rounded; tf32, fp32: as they are) into dst (n x 2 or 4 bytes). */
+static inline void mg_test_to_elems(const float *src, size_t n, mg_precision prec, void *dst) {
+    if (prec == MG_PREC_BF16)
+        for (size_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = mg_f32_to_bf16(src[i]);
+    else
+        memcpy(dst, src, n * sizeof(float));
+}
+
 /* ---- assertions shared by the GPU suites ------------------------------------------------------------------------- */
 /* A CUDA runtime call or a maxgemm call that must succeed; the failure names the call, the file and line. */
 #define MG_TEST_CUDA(call)                                                                                      \

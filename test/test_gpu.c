@@ -1373,18 +1373,14 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
 
 /* n floats from the host into a device array of the precision's type. */
 static void upload_elems(void *d, const float *h, size_t n, mg_precision prec) {
-    if (prec == MG_PREC_BF16) {
-        uint16_t *t = hmalloc(n * 2);
-        for (size_t i = 0; i < n; i++) t[i] = mg_f32_to_bf16(h[i]);
-        MG_TEST_CUDA(cudaMemcpy(d, t, n * 2, cudaMemcpyHostToDevice));
-        free(t);
-    } else {
-        MG_TEST_CUDA(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice));
-    }
+    void *t = hmalloc(n * esize(prec));
+    mg_test_to_elems(h, n, prec, t);
+    MG_TEST_CUDA(cudaMemcpy(d, t, n * esize(prec), cudaMemcpyHostToDevice));
+    free(t);
 }
 
 /* Kernel 8's max_dim 1 finish (THE START TICKET, kernels/swapab_finish.cuh): one plan and one workspace, forwards of
- * several batch sizes in turn (grids of 16 to 32 CTAs, clusters of 1 and 2, so that launches of different grids take
+ * several batch sizes in turn (plans of different grids, clusters of 1 and 2, so that launches of different grids take
  * their tickets from one start word), on inputs whose outputs are known exactly: b = -inf everywhere (every y is
  * -inf: each row's 16 slabs all count -inf, so every output is NaN), b = -inf but one column 0 (each row has one
  * finite y: the counts stop at 15, every output +0), seed-like b with x rows 0 and 36 holding a NaN (those rows NaN,
@@ -1410,7 +1406,6 @@ Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
         pd.m = M; pd.n = N; pd.k = K; pd.max_dim = 1; pd.precision = pr; pd.kernel = 8; pd.shortcut = 0;
         mg_plan *plan = NULL;
         MG_TEST_OK(mg_plan_create(&plan, &pd));
-        int launches = 0;
         for (int c = 0; c < CASES; c++) {
             for (int j = 0; j < N; j++) hb[j] = c == 2 ? hb[j] : (c == 1 && j == N - 1 ? 0.f : -INFINITY);
             if (c == 2) {
@@ -1432,7 +1427,6 @@ Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
                           "%s M = %d: %s", mg_precision_name(pr), m, buf);
                 MG_TEST_OK(mg_poison(o, M, pr, st));
                 MG_TEST_OK(mg_forward_rows(plan, m, x, o, st));
-                launches++;
                 MG_TEST_CUDA(cudaStreamSynchronize(st));
                 double *w = download_widened(o, (size_t)m, pr);
                 size_t bad = 0, first = (size_t)m;
@@ -1448,7 +1442,6 @@ Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
                 free(w);
             }
         }
-        cr_expect(launches == CASES * (int)(sizeof ms / sizeof ms[0]), "every forward ran");
         /* the last case through a graph at the plan's M (clusters of 1): the same bits on every replay */
         opt_reset();
         MG_TEST_OK(mg_plan_set_options(plan, &g_opt));

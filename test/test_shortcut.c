@@ -207,13 +207,8 @@ Test(shortcut_cert, accumulation_at_the_edge_stays_finite) {
 static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
-/* Host data is kept as float; in bf16 mode it is rounded to bf16 first (so the host model sees what the GPU sees). */
-static void to_elems(const float *src, size_t n, mg_precision prec, void *dst) {
-    if (prec == MG_PREC_BF16)
-        for (size_t i = 0; i < n; i++) ((uint16_t *)dst)[i] = mg_f32_to_bf16(src[i]);
-    else
-        memcpy(dst, src, n * sizeof(float));
-}
+/* Host data is kept as float; in bf16 mode it is rounded to bf16 first (mg_test_to_elems: so the host model sees what
+ * the GPU sees). */
 static float elem_value(const void *buf, size_t i, mg_precision prec) {
     return prec == MG_PREC_BF16 ? mg_bf16_to_f32(((const uint16_t *)buf)[i]) : ((const float *)buf)[i];
 }
@@ -316,8 +311,8 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
     void *eW = malloc(es * (size_t)(n * k + 1)), *eb = malloc(es * (size_t)n), *ex = malloc(es * (size_t)(m * k + 1));
     cr_assert(W && b && x && eW && eb && ex);
     make_weights(W, n, k, b, wcfg, seed);
-    to_elems(W, (size_t)(n * k), prec, eW);
-    to_elems(b, (size_t)n, prec, eb);
+    mg_test_to_elems(W, (size_t)(n * k), prec, eW);
+    mg_test_to_elems(b, (size_t)n, prec, eb);
     for (int64_t i = 0; i < n * k; i++) W[i] = elem_value(eW, (size_t)i, prec);   /* what the GPU sees */
     for (int64_t j = 0; j < n; j++) b[j] = elem_value(eb, (size_t)j, prec);
 
@@ -354,7 +349,7 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
     for (int rep = 0; rep < 2 * XCFG_COUNT; rep++) {
         const int xcfg = rep % XCFG_COUNT;
         make_x(x, m, k, xcfg, seed + 99 * (uint64_t)rep);
-        to_elems(x, (size_t)(m * k), prec, ex);
+        mg_test_to_elems(x, (size_t)(m * k), prec, ex);
         for (int64_t i = 0; i < m * k; i++) x[i] = elem_value(ex, (size_t)i, prec);
         MG_TEST_CUDA(cudaMemcpy(dx + es * (size_t)x_off, ex, es * (size_t)(m * k), cudaMemcpyHostToDevice));
         MG_TEST_CUDA(cudaMemset(dout, 0x3C, es * (size_t)m));   /* a finite sentinel (0x3c3c...): compute rows keep it */
