@@ -338,11 +338,12 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.units = pl.units;
     prm.slabs = pl.slabs;
     prm.wcast = pl.wcast;
-    if (pl.fused == MG_SAB_FUSE_GRID && (C::CLUSTER != 1 || (!pl.gown && pl.gchunk < 1) ||
+    if (pl.fused == MG_SAB_FUSE_GRID && (C::CLUSTER != 1 || (!pl.gown && pl.gchunk < 1) || pl.gslots < pl.grid ||
                                          (pl.gown && (pl.units > pl.grid || pl.xtiles != 1 || pl.splits != 1))))
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's grid finish (own rows %d, %d columns per "
-                            "CTA) does not fit its grid (cluster %d, %d units on %d CTAs, %d x tiles, %d splits)",
-                            pl.gown, pl.gchunk, C::CLUSTER, pl.units, pl.grid, pl.xtiles, pl.splits);
+                            "CTA, %d slots) does not fit its grid (cluster %d, %d units on %d CTAs, %d x tiles, %d "
+                            "splits)", pl.gown, pl.gchunk, pl.gslots, C::CLUSTER, pl.units, pl.grid, pl.xtiles,
+                            pl.splits);
     if (pl.fused) {
         prm.fused = pl.fused;
         prm.out = io->out;
@@ -351,9 +352,10 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         prm.zgen = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_ZGEN_OFF);
         prm.fin = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_FIN_HEAD);
         prm.gbar = reinterpret_cast<unsigned *>(ws + pl.off_fin + MG_SAB_GBAR_OFF);
-        prm.gsums = reinterpret_cast<double *>(ws + pl.off_gsum);
+        prm.gslot = reinterpret_cast<unsigned long long *>(ws + pl.off_gsum);
         prm.gown = pl.gown;
         prm.gchunk = pl.gchunk;
+        prm.gslots = pl.gslots;
     }
     if (pl.splits > 1) {
         prm.count = reinterpret_cast<int *>(ws + pl.off_count);

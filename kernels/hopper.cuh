@@ -61,6 +61,17 @@ __device__ __forceinline__ int mg_ld_acquire_gpu(const int *p) {
     return v;
 }
 
+/* GPU-scope relaxed 64-bit store / load: a word that carries its own data (THE TAGGED SLOTS of swapab_finish.cuh),
+ * single-copy atomic, read at L2 (never a stale L1 line). */
+__device__ __forceinline__ void mg_st_relaxed_gpu_u64(unsigned long long *p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long mg_ld_relaxed_gpu_u64(const unsigned long long *p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* The 32-bit shared-window address that PTX .shared::cta operands take. */
 __device__ __forceinline__ uint32_t mg_smem_u32(const void *p) {
     return static_cast<uint32_t>(__cvta_generic_to_shared(p));

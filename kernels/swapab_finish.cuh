@@ -34,10 +34,20 @@
  *   takes a share of the N columns: its own unit's W rows when each CTA has one unit and it holds the final column
  *   maxima (one x tile, S = 1: the plan's gown), else, after a grid barrier, gchunk = cdiv(N, grid) columns from
  *   b gchunk. It reduces them over the x tiles (c[j], x-tile order), sums them in fp64 in a fixed order (ascending j
- *   per thread, then consumers_sum's tree) into gsums[b], passes the grid barrier, and every thread of every CTA sums
- *   the grid's gsums in one fixed order: mu, the same bits everywhere. out[j] = gelu(c[j] - mu) with the shared
- *   finalize's fp64 GELU, so the output differs from the finalize's only by the order of the mean's fp64 sum. One
- *   or two grid barriers (grid_barrier) and the finish spread over the grid replace the finalize's two kernels. */
+ *   per thread, then consumers_sum's tree) into its tagged slot, waits until every CTA's slot carries this launch's
+ *   tag, and sums the grid's slots in one fixed order: mu, the same bits in every CTA. out[j] = gelu(c[j] - mu) with
+ *   the shared finalize's fp64 GELU, so the output differs from the finalize's only by the order of the mean's fp64
+ *   sum and the 16 mantissa bits each CTA's sum gives up to the tag (relative 2^-36). One grid barrier
+ *   (grid_barrier; none with own rows) and the slots replace the finalize's two kernels.
+ * THE TAGGED SLOTS. A CTA's sum and the launch it belongs to travel in one 64-bit word (slot_pack: the fp64 sum with
+ *   its low 16 bits replaced by the launch's tag), written with one relaxed store and polled with relaxed loads, so
+ *   that the last CTA's sum reaches the others in one store and one load: no fence, no atomic, no second read (the
+ *   barrier they replace, session 19's max_dim 0, ended with a fence, an atomic, a poll and a read of the sums:
+ *   ~3.5 us after the slowest CTA). The tag needs no counter: every grid-finish launch writes all gslots (>= grid)
+ *   slots of the workspace with its tag (CTA b its own, b + grid, b + 2 grid, ...), which sit at a place that depends
+ *   on N, K and the SM count only (swapab_policy.h, THE WORKSPACE), so at a launch's start every slot holds the
+ *   previous launch's tag (0 in the zeroed workspace), and warp 1 of CTA b reads its own slot's and adds 1
+ *   (grid_start). A slot of this launch can carry that tag only once its CTA wrote it. */
 #ifndef MG_SWAPAB_FINISH_CUH
 #define MG_SWAPAB_FINISH_CUH
 
@@ -49,6 +59,7 @@
 #include "hopper.cuh"
 #include "mg_kernel.h"
 #include "swapab_params.cuh"
+#include "swapab_policy.h"
 
 namespace mgsab {
 
@@ -72,6 +83,24 @@ template <class C> __device__ __noinline__ void md1_start(const Params &p, uint6
         while ((unsigned)mg_ld_acquire_gpu(reinterpret_cast<const int *>(p.zgen)) != gen) __nanosleep(64);
     }
     mg_mbar_arrive(zbar);   /* release.cta: the epilogues that wait on zbar see the zeros as written */
+}
+
+/* max_dim 0's grid finish, THE TAGGED SLOTS: one thread of the producer warpgroup's warp 1, once per CTA at its
+ * start: this launch's tag (the previous launch's in the CTA's own slot, + 1) into flags[3], then zbar. */
+__device__ __noinline__ void grid_start(const Params &p, uint64_t *zbar) {
+    const unsigned long long old = mg_ld_relaxed_gpu_u64(p.gslot + blockIdx.x);
+    reinterpret_cast<volatile int *>(zbar + 1)[3] = (int)(((unsigned)old + 1u) & 0xffffu);
+    mg_mbar_arrive(zbar);   /* release.cta: the finish that waits on zbar reads the tag */
+}
+/* The fused finishes that start with warp 1 (the kernel's producer branch): max_dim 1's ticket, max_dim 0's tag. */
+__device__ __forceinline__ bool has_start(const Params &p) {
+    return p.fused == MG_SAB_FUSE_TICKET || p.fused == MG_SAB_FUSE_GRID;
+}
+template <class C> __device__ __forceinline__ void fused_start(const Params &p, uint64_t *zbar) {
+    if (p.fused == MG_SAB_FUSE_TICKET)
+        md1_start<C>(p, zbar);
+    else
+        grid_start(p, zbar);
 }
 
 /* max_dim 1: an epilogue's row max m of x row i is not finite (the caller tests): NaN or +inf make row i NaN; -inf
@@ -164,6 +193,16 @@ __device__ __forceinline__ void grid_barrier(unsigned *bar) {
     }
 }
 
+/* A slot (THE TAGGED SLOTS): the sum with its low 16 bits the tag (NaN made the quiet NaN first, so that no payload
+ * cleared by the tag turns it into an infinity; +-inf and finite values keep their class) and back. */
+__device__ __forceinline__ unsigned long long slot_pack(double s, unsigned tag) {
+    const unsigned long long u = s == s ? (unsigned long long)__double_as_longlong(s) : 0x7ff8000000000000ull;
+    return (u & ~0xffffull) | tag;
+}
+__device__ __forceinline__ double slot_sum(unsigned long long v) {
+    return __longlong_as_double((long long)(v & ~0xffffull));
+}
+
 /* c[j]: the max over the x tiles' partial rows (max_dim 0), in x-tile order. */
 __device__ __forceinline__ float grid_col(const Params &p, int j) {
     float c = __ldcg(p.partial + j);
@@ -173,7 +212,8 @@ __device__ __forceinline__ float grid_col(const Params &p, int j) {
 
 /* Every CTA's finish of its columns (max_dim 0, the plan's fused = 2; all CTAs resident: a cooperative launch).
  * T consumer threads, t = 0 .. T - 1; sh: T / 32 doubles; gcol: the own rows' column maxima (gown; the epilogue's). */
-template <class C> __device__ __noinline__ void grid_finish(const Params &p, int t, double *sh, const float *gcol) {
+template <class C>
+__device__ __noinline__ void grid_finish(const Params &p, int t, double *sh, const float *gcol, uint64_t *zbar) {
     constexpr int T = 128 * C::CONSUMERS;
     using E = typename C::T;
     E *out = static_cast<E *>(p.out);
@@ -194,17 +234,37 @@ template <class C> __device__ __noinline__ void grid_finish(const Params &p, int
         s += (double)c;
     }
     const double cs = consumers_sum<T>(s, t, sh);
-    if (t == 0) {
-        p.gsums[blockIdx.x] = cs;
-        grid_barrier(p.gbar);   /* every CTA's sum is stored */
+    if (t < 32) {   /* THE TAGGED SLOTS, by the consumers' first warp */
+        mg_mbar_wait(zbar, 0);   /* grid_start's tag (long since there) */
+        const unsigned tag = (unsigned)reinterpret_cast<volatile int *>(zbar + 1)[3];
+        const int B = (int)gridDim.x;
+        /* this CTA's slot (lane 0), and the slots past the grid that it keeps at this launch's tag */
+        for (int b = (int)blockIdx.x + t * B; b < p.gslots; b += 32 * B)
+            mg_st_relaxed_gpu_u64(p.gslot + b, slot_pack(b == (int)blockIdx.x ? cs : 0.0, tag));
+        /* every CTA's slot, lane-strided, Q loads in flight per lane, until each carries this launch's tag; mu: the
+         * sums in a fixed order (ascending b per lane, then a xor tree whose result is the same bits in every lane
+         * and every CTA: IEEE addition commutes) */
+        constexpr int Q = 8;
+        double g = 0.0;
+        for (int b0 = t; b0 < B; b0 += 32 * Q) {
+            unsigned long long v[Q];
+            bool ready;
+            do {
+#pragma unroll
+                for (int q = 0; q < Q; q++) v[q] = b0 + 32 * q < B ? mg_ld_relaxed_gpu_u64(p.gslot + b0 + 32 * q) : tag;
+                ready = true;
+#pragma unroll
+                for (int q = 0; q < Q; q++) ready &= ((unsigned)v[q] & 0xffffu) == tag;
+            } while (!ready);
+#pragma unroll
+            for (int q = 0; q < Q; q++)
+                if (b0 + 32 * q < B) g += slot_sum(v[q]);
+        }
+        for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
+        if (t == 0) sh[T / 32] = g / (double)p.n;
     }
     named_bar_sync(3, T);
-    /* mu: the CTA sums in a fixed order (lane-strided, then a xor tree whose result is the same bits in every lane,
-     * every warp and every CTA: IEEE addition commutes) */
-    double g = 0.0;
-    for (int b = t % 32; b < (int)gridDim.x; b += 32) g += __ldcg(p.gsums + b);
-    for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
-    const double mu = g / (double)p.n;
+    const double mu = sh[T / 32];
     /* the shared finalize's GELU (fp64): one per thread, the columns spread over the whole grid */
     for (int j = j0 + t; j < j1; j += T) {
         const float c = j == j0 + t ? c0 : p.gown ? gcol[j - j0] : grid_col(p, j);

@@ -14,7 +14,8 @@
  *                mbarrier ring (full / empty barriers, as ws_pipeline.cuh); it runs ahead into the next unit.
  *                x's box starts at the unit's x tile (row xt NX); TMA zero-fills rows >= M. In clusters of 2 the
  *                whole warp 0 runs the loop and elect.sync issues (THE PRODUCER'S FORM at produce()). In max_dim
- *                1's fused finish its warp 1 takes the start ticket (swapab_finish.cuh, THE START TICKET).
+ *                1's fused finish its warp 1 takes the start ticket (swapab_finish.cuh, THE START TICKET), in max_dim
+ *                0's grid finish the launch's tag (THE TAGGED SLOTS).
  *   warpgroup 1+c consumer c: setmaxnreg.inc; W rows [64c, 64c + 64) of the tile: per k-block KSUB x 4 wgmma
  *                m64nNXk16 (bf16) / m64nNXk8 (tf32), one group in flight (wait_group 1), releasing the previous stage.
  *                Consumers never synchronise with each other: each one's 64 W rows (a slab) go through the split
@@ -116,13 +117,14 @@ struct Cfg {
     static constexpr int ZERO_BYTES = KSUB > 1 ? (NX > MG_SAB_SLAB ? NX : MG_SAB_SLAB) * 128 : 0;
     static constexpr int RED_BYTES = CONSUMERS * 4 * NX * 4;   /* max_dim 1: per-warp row maxima */
     static constexpr int GCOL_BYTES = WROWS * 4;              /* the grid finish's own rows: the column maxima */
-    /* PRODUCER R FORM (clusters of 1, n8 only): the producer's TMA loop in per-thread registers (R2UR before each
+    /* PRODUCER R FORM (clusters of 1, n8 and n16): the producer's TMA loop in per-thread registers (R2UR before each
      * UTMALDG, BSSY / BSYNC around it), the form a non-uniform branch after produce() gives it. Measured against the
      * uniform-datapath form in same-run A/Bs: n8 (M <= 8) 1-2 us faster (runs 111-112; runs 98-99 saw the same as
-     * EARLY ZEROS' gain); n16 +1.3 to +2.6% (bf16 max_dim 1), n32 -0.2 to +1.1%, n64 -3 to -4%, the two-consumer
-     * configurations -13 to -18% (runs 113-114). n16 is left uniform until its R form passes the suite twice: run
-     * 114's suite on n16-n32 in the R form was killed at 300 s, run 115's passed in 231 s (notes/18_small_m.md) */
-    static constexpr bool PRODUCER_R_FORM = NX <= 8;
+     * EARLY ZEROS' gain); n16 +1.3 to +2.6% (bf16 max_dim 1, runs 113-114; run 116: +2.0%, max_dim 0 +1.3%), n32
+     * -0.2 to +1.1%, n64 -3 to -4%, the two-consumer configurations -13 to -18% (runs 113-114). Run 114's suite on
+     * n16-n32 in the R form was killed at its 300 s timeout, unexplained; the suite passed on it in runs 115 and 117
+     * (notes/18_small_m.md) */
+    static constexpr bool PRODUCER_R_FORM = NX <= 16;
     static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16;  /* full, empty, zbar; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + GCOL_BYTES + BAR_BYTES;
@@ -151,7 +153,7 @@ struct Cfg {
     static_assert(W_SUB % 1024 == 0 && X_SUB % 1024 == 0, "every box keeps the 1024-byte swizzle alignment");
     static_assert(STAGES >= 2 && STAGES <= 16, "2..16 stages");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90): fewer stages");
-    static_assert(STAGES * STAGE_BYTES >= MG_SAB_FUSE_MAX_N * 4 && RED_BYTES >= CONSUMERS * 4 * 8,
+    static_assert(STAGES * STAGE_BYTES >= MG_SAB_FUSE_MAX_N * 4 && RED_BYTES >= CONSUMERS * 4 * 8 + 8,
                   "the fused finish stages N <= MG_SAB_FUSE_MAX_N column maxima in the ring and T / 32 doubles in red");
 };
 
@@ -488,8 +490,9 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     float *gcol = red + C::RED_BYTES / 4;   /* THE GRID FINISH's own rows (gown) */
     uint64_t *full = reinterpret_cast<uint64_t *>(zero + C::ZERO_BYTES + C::RED_BYTES + C::GCOL_BYTES);
     uint64_t *empty = full + C::STAGES;
-    uint64_t *zbar = empty + C::STAGES;   /* max_dim 1's fused finish: this launch's zeros are written */
-    /* flags: [c] consumer c's split handoff, [2] the last CTA (max_dim 0's fused finish, THE FLAG) */
+    uint64_t *zbar = empty + C::STAGES;   /* max_dim 1: this launch's zeros are written; max_dim 0: its tag is read */
+    /* flags: [c] consumer c's split handoff, [2] the last CTA (max_dim 0's fused finish, THE FLAG), [3] the grid
+     * finish's tag (grid_start) */
     int *flags = reinterpret_cast<int *>(zbar + 1);
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 
@@ -523,13 +526,13 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         mg_setmaxnreg_dec<kProducerRegs>();
         if constexpr (C::CLUSTER == 1 && C::PRODUCER_R_FORM) {
             if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
-            if (tid == 32 && p.fused == MG_SAB_FUSE_TICKET) md1_start<C>(p, zbar);
+            if (tid == 32 && has_start(p)) fused_start<C>(p, zbar);
             return;
         } else if constexpr (C::CLUSTER == 1) {
             /* warp 1's branch warp-uniform (__shfl_sync tells ptxas so) and before the producer's: the TMA loop stays
              * on the uniform datapath (0-1 R2UR; a tid == 32 branch after produce() made it 13-71, run 98's form) */
-            if (__shfl_sync(0xffffffffu, tid / 32, 0) == 1 && p.fused == MG_SAB_FUSE_TICKET) {
-                if (tid == 32) md1_start<C>(p, zbar);
+            if (__shfl_sync(0xffffffffu, tid / 32, 0) == 1 && has_start(p)) {
+                if (tid == 32) fused_start<C>(p, zbar);
                 return;
             }
             if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
@@ -591,7 +594,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         }
     }
     if (p.fused == MG_SAB_FUSE_GRID) {
-        grid_finish<C>(p, (int)threadIdx.x - 128, reinterpret_cast<double *>(red), gcol);   /* THE GRID FINISH */
+        grid_finish<C>(p, (int)threadIdx.x - 128, reinterpret_cast<double *>(red), gcol, zbar);   /* THE GRID FINISH */
     } else if (p.fused == MG_SAB_FUSE_LAST) {
         /* THE FUSED FINISH of max_dim 0: this CTA's partial rows and atomics are visible GPU-wide before it counts
          * itself done: the consumers' barrier, then one thread's release, the done counter's atom.acq_rel.gpu

@@ -25,17 +25,18 @@ struct Params {
     /* the fused finish (THE FUSED FINISH): fused = 3 (max_dim 1, THE START TICKET): out (M elements of E), the start
      * word tick, zgen and fin (M words) in the workspace; fused = 1 (max_dim 0, the last CTA): out (N elements), the
      * done counter and fin (N words, zero between launches). fused = 2 (max_dim 0, THE GRID FINISH): out, the grid
-     * barrier's word gbar (zero between launches) and gsums (one double per CTA) in the workspace; gown = 1: each CTA
-     * finishes its own unit's W rows (one unit per CTA, one x tile, S = 1), else gchunk columns from CTA b gchunk */
+     * barrier's word gbar (zero between launches) and gslot (gslots >= grid tagged 64-bit words: THE TAGGED SLOTS)
+     * in the workspace; gown = 1: each CTA finishes its own unit's W rows (one unit per CTA, one x tile, S = 1), else
+     * gchunk columns from CTA b gchunk */
     int fused;
-    int gown, gchunk;
+    int gown, gchunk, gslots;
     void *out;
     int *done;
     unsigned long long *tick;
     unsigned *zgen;
     unsigned *fin;
     unsigned *gbar;
-    double *gsums;
+    unsigned long long *gslot;
 };
 
 /* bar.sync on named barrier id for `threads` threads (a multiple of 32). */

@@ -53,8 +53,10 @@
  * and the SM count only; zero between launches but for max_dim 1's start word, zgen and words, which each launch's
  * first CTA sets up itself (swapab_finish.cuh, THE START TICKET); the words only when fusable, the area only for
  * max_dim 0 when not]
- * [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of each slab's 64 x NX accumulators,
- * slab-major] [max_dim 0: the grid finish's sums, one double per SM]. */
+ * [max_dim 0: the grid finish's tagged slots, one 64-bit word per SM (G), right after the finish area so that
+ * every plan of the problem finds them at the same place: each grid-finish launch writes all G with its tag
+ * (swapab_finish.cuh, THE TAGGED SLOTS)] [padded x, when TMA cannot read x in place] [split slots: S fp32 copies of
+ * each slab's 64 x NX accumulators, slab-major]. */
 #ifndef MG_SWAPAB_POLICY_H
 #define MG_SWAPAB_POLICY_H
 
@@ -271,11 +273,12 @@ typedef struct mg_sab_plan {
                                * x tile, S = 1, clusters of 1: unit b is W tile b), 0 = gchunk columns after a
                                * barrier */
     int gchunk;               /* the grid finish's columns per CTA (gown = 0): cdiv(N, grid) */
+    int gslots;               /* the grid finish's tagged slots (max_dim 0): G, the SM count (>= grid) */
     long long x_ld;           /* row stride of the x TMA reads, in elements */
     size_t off_count, off_fin, off_x, off_slots, off_gsum; /* workspace offsets (off_count = 0); off_fin: the done
                                                   * counter, the grid barrier's word at MG_SAB_GBAR_OFF, then the
                                                   * finish words MG_SAB_FIN_HEAD bytes on; off_gsum: the grid
-                                                  * finish's per-CTA sums */
+                                                  * finish's tagged slots (gslots of them) */
 } mg_sab_plan;
 
 static inline size_t mg_sab_align256(size_t v) { return (v + 255) & ~(size_t)255; }
@@ -312,7 +315,7 @@ static inline size_t mg_sab_fin_bytes(long long n, int max_dim) {
     if (!mg_sab_fusable(n, max_dim)) return max_dim == 0 ? MG_SAB_FIN_HEAD : 0;
     return MG_SAB_FIN_HEAD + mg_sab_align256((size_t)(max_dim == 1 ? MG_SAB_MAX_M : n) * sizeof(unsigned));
 }
-/* The grid finish's per-CTA sums: one double per CTA of a grid of at most G (max_dim 0 only). */
+/* The grid finish's tagged slots: one 64-bit word per CTA of a grid of at most G (max_dim 0 only). */
 static inline size_t mg_sab_gsum_bytes(long long G, int max_dim) {
     return max_dim == 0 ? mg_sab_align256((size_t)G * sizeof(double)) : 0;
 }
@@ -462,18 +465,20 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
     if (pl->fused == MG_SAB_FUSE_GRID) {
         pl->gown = own;
         pl->gchunk = (int)mg_sab_cdiv(n, pl->grid);
+        pl->gslots = (int)G;
     }
-    /* the workspace layout */
+    /* the workspace layout: what the launches keep between them (counters, finish words, tagged slots) at places
+     * that depend on N, K, max_dim and G only */
     size_t off = k > 0 ? mg_sab_count_bytes(kd, n, k, G) : 0;
     pl->off_count = 0;
     pl->off_fin = off;
     off += mg_sab_fin_bytes(n, max_dim);   /* reserved whether or not this plan fuses: the place stays put */
+    pl->off_gsum = off;
+    off += mg_sab_gsum_bytes(G, max_dim);
     pl->off_x = off;
     if (pl->pad_x) off += mg_sab_x_bytes(m, pl->x_ld, kd->elem);
     pl->off_slots = off;
     off += mg_sab_slot_bytes(c, tiles, pl->splits);
-    pl->off_gsum = off;
-    off += mg_sab_gsum_bytes(G, max_dim);
     *ws = off;
     return 0;
 }

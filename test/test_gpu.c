@@ -1160,7 +1160,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
     const size_t per = (size_t)d.bound_rows * len;
     float *bufs[RUNS + 1];
     unsigned char *outs = dmalloc(RUNS * len * es);   /* the fused output of each run with S */
-    int fused = 0, launches_fused = 0;
+    int fused = 0, launches_fused = 0, launches_grid = 0;
     mg_options o = mg_options_default();
     o.fuse = MG_SWITCH_FORCE;   /* max_dim 0 through the grid finish's chunks (S > 1), max_dim 1 the start ticket */
     int rows = 0;
@@ -1177,6 +1177,7 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
             fused++;
         }
         const mg_sab_plan *pl = (const mg_sab_plan *)d.lp.priv.bytes;
+        launches_grid += pl->fused == MG_SAB_FUSE_GRID;
         const int cap = mg_sab_split_cap(pl->tiles, pl->nk, dev.num_sms), want = r < RUNS ? (S < cap ? S : cap) : 1;
         if (r == 0 && want < 2) cr_skip_test("S = %d does not fit %d SMs here (cap %d)", S, dev.num_sms, cap);
         cr_assert_eq(pl->splits, want, "%s %lldx%lldx%lld md %d: the plan runs %d splits, expected %d (%s)",
@@ -1238,6 +1239,19 @@ static void swapab_determinism_case(const mg_kernel *kern, mg_precision pr, int6
             memcpy(&g, hc + gbar, 4);
             cr_expect_eq(g & 0x7fffffffu, 0u, "kernel 8: the grid barrier's word is %#x after the launches", g);
             memset(hc + gbar, 0, 4);
+            /* THE TAGGED SLOTS: every launch of the grid finish leaves all gslots slots at its tag, the number of such
+             * launches on this workspace (its low 16 bits), whatever its grid */
+            cr_assert(pl->gslots >= 1 && pl->off_gsum + (size_t)pl->gslots * 8 <= count_bytes, "slots %d at %zu of %zu",
+                      pl->gslots, pl->off_gsum, count_bytes);
+            size_t stale = 0;
+            for (int i = 0; i < pl->gslots; i++) {
+                uint64_t v;
+                memcpy(&v, hc + pl->off_gsum + (size_t)i * 8, 8);
+                stale += (v & 0xffffu) != ((uint64_t)launches_grid & 0xffffu);
+            }
+            cr_expect_eq(stale, 0u, "kernel 8: %zu of %d tagged slots not at tag %d after %d grid-finish launches",
+                         stale, pl->gslots, launches_grid & 0xffff, launches_grid);
+            memset(hc + pl->off_gsum, 0, (size_t)pl->gslots * 8);
         } else if (pl->off_fin + MG_SAB_FIN_HEAD <= count_bytes) {   /* THE START TICKET: one generation per fused
                                                                           * launch, its count back to 0 */
             uint64_t tick;
@@ -1371,6 +1385,24 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
+/* The plan's forward at its M (m, for the messages) with g_opt, eagerly into o (len elements), then through a graph replayed three times:
+ * the same bits every time (expect_graph_replays_equal). what: the case, for the messages. */
+static void eager_then_replays(mg_plan *plan, int m, const void *x, void *o, size_t len, mg_precision pr,
+                               cudaStream_t st, const char *what) {
+    MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+    MG_TEST_OK(mg_forward(plan, x, o, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s M = %d %s", mg_precision_name(pr), m, what);
+    expect_graph_replays_equal(plan, x, o, len, pr, 3, buf);
+}
+static void free_dev4(void *a, void *b, void *c, void *d) {
+    MG_TEST_CUDA(cudaFree(a));
+    MG_TEST_CUDA(cudaFree(b));
+    MG_TEST_CUDA(cudaFree(c));
+    MG_TEST_CUDA(cudaFree(d));
+}
+
 /* n floats from the host into a device array of the precision's type. */
 static void upload_elems(void *d, const float *h, size_t n, mg_precision prec) {
     void *t = hmalloc(n * esize(prec));
@@ -1444,17 +1476,108 @@ Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
         }
         /* the last case through a graph at the plan's M (clusters of 1): the same bits on every replay */
         opt_reset();
-        MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
-        MG_TEST_OK(mg_forward(plan, x, o, st));
-        MG_TEST_CUDA(cudaStreamSynchronize(st));
-        char what[64];
-        snprintf(what, sizeof what, "%s M = %d max_dim 1 NaN rows", mg_precision_name(pr), M);
-        expect_graph_replays_equal(plan, x, o, M, pr, 3, what);
+        eager_then_replays(plan, M, x, o, M, pr, st, "max_dim 1 NaN rows");
         mg_plan_destroy(plan);
-        MG_TEST_CUDA(cudaFree(x));
-        MG_TEST_CUDA(cudaFree(W));
-        MG_TEST_CUDA(cudaFree(b));
-        MG_TEST_CUDA(cudaFree(o));
+        free_dev4(x, W, b, o);
+    }
+    free(hb);
+    free(hx);
+    free(hw);
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* Kernel 8's max_dim 0 grid finish through its tagged slots (THE TAGGED SLOTS, kernels/swapab_finish.cuh): one plan
+ * and one workspace, forwards of several batch sizes in turn (grids of 16 CTAs with own rows, and of other sizes with
+ * chunks after a barrier; a clusters-of-2 launch between them, whose last-CTA finish leaves the slots alone; K = 71,
+ * so that x is copied into the workspace), each against the same plan's shared finalize (fuse=off): a slot read before
+ * its CTA wrote it, or a launch that left a slot at another tag, gives another mean (the column maxima change with
+ * M) or hangs. Inputs: seed-like; b = +inf in one column (the CTA sums +inf: the tag in an infinity's low bits);
+ * b = -inf in one column; a NaN in x row 0 (every column NaN). Then a graph, replayed. */
+Test(gpu_kernels, swapab_md0_slots, .timeout = 300) {
+    MG_TEST_NEED_GPU();
+    kernel_or_skip(8);
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    enum { M = 300, N = 1000, K = 71, CASES = 4 };
+    const int ms[] = {300, 8, 64, 129, 1, 37, 129, 16, 300};
+    const int cl[] = {1, 1, 1, 1, 1, 1, 2, 1, 1};   /* one clusters-of-2 launch: its finish is the last CTA's */
+    float *hb = hmalloc(N * sizeof(float)), *hx = hmalloc((size_t)M * K * sizeof(float));
+    float *hw = hmalloc((size_t)N * K * sizeof(float));
+    for (int prec = MG_PREC_TF32; prec <= MG_PREC_BF16; prec++) {
+        const mg_precision pr = (mg_precision)prec;
+        const size_t es = esize(pr);
+        const double tol = mg_precision_tolerance(pr);
+        void *x = dmalloc((size_t)M * K * es), *W = dmalloc((size_t)N * K * es), *b = dmalloc(N * es);
+        void *o = dmalloc(N * es), *ref = dmalloc(N * es);
+        mg_plan_desc pd = mg_plan_desc_default();
+        pd.m = M; pd.n = N; pd.k = K; pd.max_dim = 0; pd.precision = pr; pd.kernel = 8; pd.shortcut = 0;
+        mg_plan *plan = NULL;
+        MG_TEST_OK(mg_plan_create(&plan, &pd));
+        int grids = 0;
+        for (int c = 0; c < CASES; c++) {
+            mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed20u + (uint64_t)prec);
+            if (c == 1) hb[7] = INFINITY;
+            if (c == 2) hb[N - 1] = -INFINITY;
+            if (c == 3) hx[K / 2] = NAN;
+            upload_elems(W, hw, (size_t)N * K, pr);
+            upload_elems(b, hb, N, pr);
+            upload_elems(x, hx, (size_t)M * K, pr);
+            MG_TEST_OK(mg_set_weights(plan, W, b, st));
+            for (size_t q = 0; q < sizeof ms / sizeof ms[0]; q++) {
+                const int m = ms[q];
+                opt_reset();
+                g_opt.cluster = cl[q];
+                g_opt.fuse = MG_SWITCH_OFF;   /* the reference: the shared finalize */
+                MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+                MG_TEST_OK(mg_poison(ref, N, pr, st));
+                MG_TEST_OK(mg_forward_rows(plan, m, x, ref, st));
+                g_opt.fuse = MG_SWITCH_FORCE;
+                MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+                char buf[256];
+                MG_TEST_OK(mg_plan_describe(plan, m, buf, sizeof buf));
+                const int grid = strstr(buf, "finish fused (grid") != NULL;
+                cr_expect(grid == (cl[q] == 1), "%s M = %d cluster %d: %s", mg_precision_name(pr), m, cl[q], buf);
+                grids += grid;
+                MG_TEST_OK(mg_poison(o, N, pr, st));
+                MG_TEST_OK(mg_forward_rows(plan, m, x, o, st));
+                MG_TEST_CUDA(cudaStreamSynchronize(st));
+                double *w = download_widened(o, N, pr), *r = download_widened(ref, N, pr);
+                size_t bad = 0, first = N, nan = 0;
+                for (int j = 0; j < N; j++) {
+                    nan += isnan(w[j]) != 0;
+                    if (!mg_test_close(w[j], r[j], tol, tol) && bad++ == 0) first = (size_t)j;
+                }
+                cr_expect_eq(bad, 0u, "%s M = %d case %d: %zu of %d outputs differ from the shared finalize's; first "
+                             "[%zu] %.9g vs %.9g (%s)", mg_precision_name(pr), m, c, bad, N, first,
+                             first < N ? w[first] : 0.0, first < N ? r[first] : 0.0, buf);
+                /* the planted values reach the mean: +-inf make it infinite (every finite column's output NaN or an
+                 * infinity, never finite), NaN makes every output NaN; seed-like: all finite */
+                size_t finite = 0;
+                for (int j = 0; j < N; j++) finite += isfinite(w[j]) != 0;
+                if (c == 0) cr_expect_eq(finite, (size_t)N, "%s M = %d: %zu finite outputs", mg_precision_name(pr), m,
+                                         finite);
+                else if (c == 3) cr_expect_eq(nan, (size_t)N, "%s M = %d: %zu NaN outputs", mg_precision_name(pr), m,
+                                              nan);
+                else cr_expect_eq(finite, 0u, "%s M = %d case %d: %zu finite outputs with an infinite mean",
+                                  mg_precision_name(pr), m, c, finite);
+                free(w);
+                free(r);
+            }
+        }
+        cr_expect_geq(grids, CASES * 7, "the grid finish ran");
+        /* seed-like through a graph at the plan's M: the same bits on every replay */
+        mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed20u + (uint64_t)prec);
+        upload_elems(b, hb, N, pr);
+        upload_elems(x, hx, (size_t)M * K, pr);
+        MG_TEST_OK(mg_set_weights(plan, W, b, st));
+        opt_reset();
+        g_opt.fuse = MG_SWITCH_FORCE;
+        g_opt.cluster = 1;
+        eager_then_replays(plan, M, x, o, N, pr, st, "max_dim 0 grid finish");
+        mg_plan_destroy(plan);
+        free_dev4(x, W, b, o);
+        MG_TEST_CUDA(cudaFree(ref));
     }
     free(hb);
     free(hx);

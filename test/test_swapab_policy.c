@@ -413,7 +413,11 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     cr_assert_eq(pl.off_count, 0u);
                                     const size_t fbytes = mg_sab_fin_bytes(n, md);
                                     cr_assert_eq(pl.off_fin, cbytes, "the counters' size does not depend on m");
-                                    cr_assert_eq(pl.off_x, cbytes + fbytes, "nor the finish area's");
+                                    cr_assert_eq(pl.off_gsum, cbytes + fbytes, "nor the finish area's");
+                                    /* the grid finish's tagged slots: a 64-bit word per SM (max_dim 0), before
+                                     * anything whose size depends on m */
+                                    cr_assert_eq(pl.off_x, pl.off_gsum + mg_sab_gsum_bytes(G, md));
+                                    if (md == 0) cr_assert_geq(pl.off_x - pl.off_gsum, (size_t)G * 8);
                                     /* max_dim 1: the start ticket; max_dim 0: the grid in clusters of 1, the last CTA
                                      * in clusters of 2 when forced; off: neither */
                                     const int own = pl.units <= pl.grid && pl.xtiles == 1 && pl.splits == 1 &&
@@ -436,16 +440,15 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                         cr_assert((long long)pl.gchunk * pl.grid >= n &&
                                                   (long long)(pl.gchunk - 1) * pl.grid < n, "chunk %d grid %d n %lld",
                                                   pl.gchunk, pl.grid, n);
+                                        cr_assert_eq(pl.gslots, (int)G, "every slot, not the grid's");
+                                        cr_assert_leq(pl.grid, pl.gslots);
                                     }
                                     cr_assert(pl.off_x <= pl.off_slots && pl.off_slots <= ws);
                                     if (pl.pad_x)
                                         cr_assert_geq(pl.off_slots, pl.off_x + (size_t)m * pl.x_ld * kds[ki]->elem);
                                     else
                                         cr_assert_eq(pl.off_slots, pl.off_x);
-                                    cr_assert_eq(pl.off_gsum, pl.off_slots + mg_sab_slot_bytes(c, pl.tiles, pl.splits));
-                                    /* the grid finish's sums: a double per CTA, max_dim 0 */
-                                    cr_assert_eq(ws, pl.off_gsum + mg_sab_gsum_bytes(G, md));
-                                    if (md == 0) cr_assert_geq(ws - pl.off_gsum, (size_t)pl.grid * sizeof(double));
+                                    cr_assert_eq(ws, pl.off_slots + mg_sab_slot_bytes(c, pl.tiles, pl.splits));
                                     if (pl.splits > 1) {
                                         /* a counter per slab of every tile, and S slots of 64 x nx floats each */
                                         cr_assert_geq(cbytes, (size_t)pl.tiles * c->consumers * sizeof(int));
@@ -523,8 +526,9 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.cluster == 1 && pl.xtiles == 4 && !pl.gown &&
               pl.gchunk == (8192 + pl.grid - 1) / pl.grid, "max_dim 0, force: %d own %d chunk %d", pl.fused, pl.gown,
               pl.gchunk);
-    cr_expect_eq(pl.off_x, pl.off_fin + mg_sab_fin_bytes(8192, 0), "the area stays where it is");
-    cr_expect_eq(ws, pl.off_gsum + mg_sab_gsum_bytes(SMS, 0), "the sums last");
+    cr_expect_eq(pl.off_gsum, pl.off_fin + mg_sab_fin_bytes(8192, 0), "the area stays where it is");
+    cr_expect_eq(pl.off_x, pl.off_gsum + mg_sab_gsum_bytes(SMS, 0), "the tagged slots next, before x");
+    cr_expect_eq(pl.gslots, SMS, "every launch keeps all the SM count's slots at its tag");
     /* one W tile per CTA, one x tile, no split: each CTA finishes its own rows */
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, 8192, 8192, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.gown && pl.units == pl.grid && pl.splits == 1, "M = 8: %d %d",
@@ -539,7 +543,7 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 8, MG_SAB_FUSE_MAX_N + 1, 64, 0, 1, SMS, &force, &pl, &rows, &ws, why,
                                   sizeof why), 0);
     cr_expect(pl.fused == MG_SAB_FUSE_GRID && mg_sab_fin_bytes(MG_SAB_FUSE_MAX_N + 1, 0) == 256 &&
-              pl.off_x == pl.off_fin + 256);
+              pl.off_gsum == pl.off_fin + 256);
     cr_expect(mg_sab_fusable(MG_SAB_FUSE_MAX_N, 0) && mg_sab_fusable(1 << 20, 1));
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 96, MG_SAB_FUSE_MAX_N + 1, 8192, 0, 1, SMS, &auto2, &pl, &rows, &ws,
                                   why, sizeof why), 0);
