@@ -29,8 +29,8 @@
  *   max_dim 1 this way; max_dim 0 only where the grid finish cannot run (clusters of 2) and when asked (fuse=force):
  *   one SM's N GELUs cost more than the finalize kernels they replace (run 72: +5 to +14 us at N = 8192;
  *   notes/18_small_m.md "Session 12").
- * THE GRID FINISH (the plan's fused = 2: max_dim 0, clusters of 1, launched cooperatively so that every CTA is
- *   resident and may wait for the others). The epilogues store the partial rows as without a finish; then every CTA
+ * THE GRID FINISH (the plan's fused = 2: max_dim 0, clusters of 1, the policy's default there since run 118;
+ *   launched cooperatively so that every CTA is resident and may wait for the others). The epilogues store the partial rows as without a finish; then every CTA
  *   takes a share of the N columns: its own unit's W rows when each CTA has one unit and it holds the final column
  *   maxima (one x tile, S = 1: the plan's gown), else, after a grid barrier, gchunk = cdiv(N, grid) columns from
  *   b gchunk. It reduces them over the x tiles (c[j], x-tile order), sums them in fp64 in a fixed order (ascending j
@@ -237,13 +237,14 @@ __device__ __noinline__ void grid_finish(const Params &p, int t, double *sh, con
     if (t < 32) {   /* THE TAGGED SLOTS, by the consumers' first warp */
         mg_mbar_wait(zbar, 0);   /* grid_start's tag (long since there) */
         const unsigned tag = (unsigned)reinterpret_cast<volatile int *>(zbar + 1)[3];
-        const int B = (int)gridDim.x;
+        const int B = (int)gridDim.x, me = (int)blockIdx.x;
+        const unsigned long long mine = slot_pack(cs, tag);
         /* this CTA's slot (lane 0), and the slots past the grid that it keeps at this launch's tag */
-        for (int b = (int)blockIdx.x + t * B; b < p.gslots; b += 32 * B)
-            mg_st_relaxed_gpu_u64(p.gslot + b, slot_pack(b == (int)blockIdx.x ? cs : 0.0, tag));
-        /* every CTA's slot, lane-strided, Q loads in flight per lane, until each carries this launch's tag; mu: the
-         * sums in a fixed order (ascending b per lane, then a xor tree whose result is the same bits in every lane
-         * and every CTA: IEEE addition commutes) */
+        for (int b = me + t * B; b < p.gslots; b += 32 * B) mg_st_relaxed_gpu_u64(p.gslot + b, b == me ? mine : tag);
+        /* every other CTA's slot, lane-strided, Q loads in flight per lane, until each carries this launch's tag (its
+         * own from the register: waiting for its own store to come back cost the last CTA a second round trip, run
+         * 117's timeline); mu: the sums in a fixed order (ascending b per lane, then a xor tree whose result is the
+         * same bits in every lane and every CTA: IEEE addition commutes) */
         constexpr int Q = 8;
         double g = 0.0;
         for (int b0 = t; b0 < B; b0 += 32 * Q) {
@@ -251,7 +252,10 @@ __device__ __noinline__ void grid_finish(const Params &p, int t, double *sh, con
             bool ready;
             do {
 #pragma unroll
-                for (int q = 0; q < Q; q++) v[q] = b0 + 32 * q < B ? mg_ld_relaxed_gpu_u64(p.gslot + b0 + 32 * q) : tag;
+                for (int q = 0; q < Q; q++) {
+                    const int b = b0 + 32 * q;
+                    v[q] = b >= B ? tag : b == me ? mine : mg_ld_relaxed_gpu_u64(p.gslot + b);
+                }
                 ready = true;
 #pragma unroll
                 for (int q = 0; q < Q; q++) ready &= ((unsigned)v[q] & 0xffffu) == tag;

@@ -39,13 +39,13 @@
  * THE FUSED FINISH (mg_sab_fusable). The kernel writes the forward's output itself (kernels/swapab_finish.cuh "THE
  * FUSED FINISH"), so no finalize kernel follows it. fuse = AUTO (the default): max_dim 1 by THE START TICKET (M
  * words; no CTA waits at its end: the fused finish measured 0.7-5 us faster than the finalize in run 72 with a last
- * CTA, the start ticket 0.5-5% faster again in run 112); max_dim 0 by THE GRID FINISH where each CTA of one
- * cooperative launch (clusters of 1) holds the final maxima of its own W rows (one unit per CTA, one x tile, S = 1: the
- * W-stream plans of M <= 64) and finishes them after one grid barrier (swapab_finish.cuh), else the shared finalize,
- * whose kernels spread N GELUs over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: the
- * grid finish in any plan of clusters of 1 (shares of the columns after a second barrier); in clusters of 2 the last
- * CTA, while N <= MG_SAB_FUSE_MAX_N (it stages the N column maxima in its ring), else refused. OFF: neither; the
- * shared finalize.
+ * CTA, the start ticket 0.5-5% faster again in run 112); max_dim 0 by THE GRID FINISH in every plan of clusters of 1
+ * (one cooperative launch): each CTA finishes the final maxima of its own W rows where it holds them (one unit per
+ * CTA, one x tile, S = 1: the W-stream plans of M <= 64), else a share of the columns after one grid barrier, and the
+ * CTAs exchange their sums through THE TAGGED SLOTS (swapab_finish.cuh); in clusters of 2 the shared finalize, whose
+ * kernels spread N GELUs over the GPU (the last CTA's N = 8192 on one SM measured 5-14 us slower). FORCE: in clusters
+ * of 2 the last CTA, while N <= MG_SAB_FUSE_MAX_N (it stages the N column maxima in its ring), else refused. OFF:
+ * neither; the shared finalize.
  * THE WORKSPACE, in one place (mg_sab_make_plan): [split counters: one int per slab, at offset 0 and of a size that
  * depends on N, K and the SM count only, so every plan of a problem finds them at the same place, zero between
  * launches] [the finish area: the done counter, max_dim 1's start word, the grid barrier's word and max_dim 1's
@@ -449,16 +449,17 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
                  "%d is finished by the shared finalize", kd->name, n, MG_SAB_FUSE_MAX_N);
         return -1;
     }
-    /* the finish: max_dim 1 by the start ticket; max_dim 0 by the whole grid where it can be one cooperative launch
-     * (clusters of 1; the grid is at most one CTA per SM, kernel 8's occupancy): by default only where each CTA
-     * holds its own rows' final maxima (one barrier; with two, after the chunks' reads, it measured slower than the
-     * finalize: run 96), forced anywhere; in clusters of 2 by the last CTA when forced */
+    /* the finish: max_dim 1 by the start ticket; max_dim 0 by the whole grid wherever it can be one cooperative
+     * launch (clusters of 1; the grid is at most one CTA per SM, kernel 8's occupancy): each CTA its own rows' final
+     * maxima where it holds them, else chunks after a grid barrier (with the tagged slots 0-6% faster than the
+     * finalize at M = 96-768, run 118; with a second barrier instead of the slots it had measured slower, run 96);
+     * in clusters of 2 by the last CTA when forced */
     const int own = pl->units <= pl->grid && pl->xtiles == 1 && pl->splits == 1 && pl->cluster == 1;
     if (o->fuse == MG_SWITCH_OFF)
         pl->fused = 0;
     else if (max_dim == 1)
         pl->fused = MG_SAB_FUSE_TICKET;
-    else if (pl->cluster == 1 && (own || o->fuse == MG_SWITCH_FORCE))
+    else if (pl->cluster == 1)
         pl->fused = MG_SAB_FUSE_GRID;
     else
         pl->fused = o->fuse == MG_SWITCH_FORCE ? MG_SAB_FUSE_LAST : 0;

@@ -423,7 +423,7 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     const int own = pl.units <= pl.grid && pl.xtiles == 1 && pl.splits == 1 &&
                                                     pl.cluster == 1;
                                     const int fz = so.fuse == MG_SWITCH_OFF ? 0 : md == 1 ? MG_SAB_FUSE_TICKET
-                                                   : pl.cluster == 1 && (own || so.fuse == MG_SWITCH_FORCE)
+                                                   : pl.cluster == 1
                                                        ? MG_SAB_FUSE_GRID
                                                    : so.fuse == MG_SWITCH_FORCE ? MG_SAB_FUSE_LAST : 0;
                                     cr_assert_eq(pl.fused, fz, "md %d fuse %d cluster %d", md, so.fuse, pl.cluster);
@@ -435,8 +435,7 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     if (pl.fused == MG_SAB_FUSE_GRID) {
                                         /* own rows exactly where unit b is W tile b and holds its final maxima; else
                                          * chunks that cover N, none empty but the tail */
-                                        cr_assert_eq(pl.gown, pl.units <= pl.grid && pl.xtiles == 1 &&
-                                                     pl.splits == 1 && pl.cluster == 1);
+                                        cr_assert_eq(pl.gown, own);
                                         cr_assert((long long)pl.gchunk * pl.grid >= n &&
                                                   (long long)(pl.gchunk - 1) * pl.grid < n, "chunk %d grid %d n %lld",
                                                   pl.gchunk, pl.grid, n);
@@ -519,13 +518,14 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     cr_expect_eq(pl.fused, 0, "fuse=off");
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &off, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect_eq(pl.fused, 0, "max_dim 0, fuse=off: the shared finalize");
-    /* max_dim 0, M = 600 (4 x tiles): the shared finalize by default, the grid finish in chunks of columns forced */
-    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect_eq(pl.fused, 0, "max_dim 0 with several x tiles: the shared finalize unless forced");
-    cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, &force, &pl, &rows, &ws, why, sizeof why), 0);
-    cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.cluster == 1 && pl.xtiles == 4 && !pl.gown &&
-              pl.gchunk == (8192 + pl.grid - 1) / pl.grid, "max_dim 0, force: %d own %d chunk %d", pl.fused, pl.gown,
-              pl.gchunk);
+    /* max_dim 0, M = 600 (4 x tiles): the grid finish in chunks of columns, by default as when forced */
+    for (int f = 0; f < 2; f++) {
+        cr_assert_eq(mg_sab_make_plan(&K8_TF32, 600, 8192, 8192, 0, 1, SMS, f ? &force : &autof, &pl, &rows, &ws, why,
+                                      sizeof why), 0);
+        cr_expect(pl.fused == MG_SAB_FUSE_GRID && pl.cluster == 1 && pl.xtiles == 4 && !pl.gown &&
+                  pl.gchunk == (8192 + pl.grid - 1) / pl.grid, "max_dim 0, %s: %d own %d chunk %d",
+                  f ? "force" : "auto", pl.fused, pl.gown, pl.gchunk);
+    }
     cr_expect_eq(pl.off_gsum, pl.off_fin + mg_sab_fin_bytes(8192, 0), "the area stays where it is");
     cr_expect_eq(pl.off_x, pl.off_gsum + mg_sab_gsum_bytes(SMS, 0), "the tagged slots next, before x");
     cr_expect_eq(pl.gslots, SMS, "every launch keeps all the SM count's slots at its tag");
