@@ -56,15 +56,17 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 112, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.5-37.5 us md1
- * (1.14-1.21x; M = 1-8 35.5-36.3 us against the 31.5 us W floor) and 39.7-40.9 us md0 (1.09-1.15x), M = 128 as
- * 2 x n64 1.07-1.10x, M = 256 1.017-1.042x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.09x, M = 384-768
- * 1.06-1.10x; tf32 M = 1-768 1.035-1.52x (notes/18_small_m.md "Session 19"). W in panels: +3.5% on the W-stream rows
+ * measured (H200, run 119, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.6-37.2 us md1
+ * (1.14-1.21x; M = 2-16 35.6-36.2 us against the 31.5 us W floor) and 38.3-40.5 us md0 (1.11-1.16x), M = 128 as
+ * 2 x n64 1.17-1.20x, M = 256 1.038-1.053x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06x, M = 384-768
+ * 1.06-1.10x; tf32 M = 1-768 1.048-1.51x (notes/18_small_m.md "Session 20"). W in panels: +3.5% on the W-stream rows
  * (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before
  * the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2
  * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101); max_dim 1's start ticket (no
  * arrival, no last CTA) with the producer on the uniform datapath but at n8: +2.7% geomean on bf16 max_dim 1's
- * M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B).
+ * M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B); max_dim 0's tagged slots: +1.7 to +3.5% at M = 1-8
+ * (run 116), the own slot from the register +1 to +3% at M <= 16 (run 118), the grid finish by default at mid M 0-6%
+ * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116).
  */
 #include <cuda_runtime.h>
 

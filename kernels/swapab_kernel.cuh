@@ -121,9 +121,10 @@ struct Cfg {
      * UTMALDG, BSSY / BSYNC around it), the form a non-uniform branch after produce() gives it. Measured against the
      * uniform-datapath form in same-run A/Bs: n8 (M <= 8) 1-2 us faster (runs 111-112; runs 98-99 saw the same as
      * EARLY ZEROS' gain); n16 +1.3 to +2.6% (bf16 max_dim 1, runs 113-114; run 116: +2.0%, max_dim 0 +1.3%), n32
-     * -0.2 to +1.1%, n64 -3 to -4%, the two-consumer configurations -13 to -18% (runs 113-114). Run 114's suite on
-     * n16-n32 in the R form was killed at its 300 s timeout, unexplained; the suite passed on it in runs 115 and 117
-     * (notes/18_small_m.md) */
+     * -0.2 to +1.1%, n64 -3 to -4%, the two-consumer configurations -13 to -18% (runs 113-114). The suite passed on
+     * it in runs 115, 117 and 120 (the GPU suites, 246 s); runs 114 and 119 were killed by their 300-310 s timeouts,
+     * on cold machines, 119's during the CPU tests after every GPU test had passed: the suite's time varies by 30%
+     * between machines (notes/18_small_m.md, Session 20) */
     static constexpr bool PRODUCER_R_FORM = NX <= 16;
     static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16;  /* full, empty, zbar; flags[4] (the kernel) */
     static constexpr int SMEM_BYTES =
