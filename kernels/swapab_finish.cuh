@@ -29,25 +29,26 @@
  *   max_dim 1 this way; max_dim 0 only where the grid finish cannot run (clusters of 2) and when asked (fuse=force):
  *   one SM's N GELUs cost more than the finalize kernels they replace (run 72: +5 to +14 us at N = 8192;
  *   notes/18_small_m.md "Session 12").
- * THE GRID FINISH (the plan's fused = 2: max_dim 0, clusters of 1, the policy's default there since run 118;
- *   launched cooperatively so that every CTA is resident and may wait for the others). The epilogues store the partial rows as without a finish; then every CTA
- *   takes a share of the N columns: its own unit's W rows when each CTA has one unit and it holds the final column
- *   maxima (one x tile, S = 1: the plan's gown), else, after a grid barrier, gchunk = cdiv(N, grid) columns from
- *   b gchunk. It reduces them over the x tiles (c[j], x-tile order), sums them in fp64 in a fixed order (ascending j
- *   per thread, then consumers_sum's tree) into its tagged slot, waits until every CTA's slot carries this launch's
- *   tag, and sums the grid's slots in one fixed order: mu, the same bits in every CTA. out[j] = gelu(c[j] - mu) with
- *   the shared finalize's fp64 GELU, so the output differs from the finalize's only by the order of the mean's fp64
- *   sum and the 16 mantissa bits each CTA's sum gives up to the tag (relative 2^-36). One grid barrier
- *   (grid_barrier; none with own rows) and the slots replace the finalize's two kernels.
+ * THE GRID FINISH (the plan's fused = 2: max_dim 0, clusters of 1, the policy's default there since run 118; launched
+ *   cooperatively so that every CTA is resident and may wait for the others). The epilogues store the partial rows as
+ *   without a finish; then every CTA takes a share of the N columns: its own unit's W rows when each CTA has one unit
+ *   and it holds the final column maxima (one x tile, S = 1: the plan's gown), else, after a grid barrier, gchunk =
+ *   cdiv(N, grid) columns from b gchunk. It reduces them over the x tiles (c[j], x-tile order), sums them in fp64 in a
+ *   fixed order (ascending j per thread, then consumers_sum's tree) into its tagged slot, waits until every CTA's slot
+ *   carries this launch's tag, and sums the grid's slots in one fixed order: mu, the same bits in every CTA. out[j] =
+ *   gelu(c[j] - mu) with the shared finalize's fp64 GELU, so the output differs from the finalize's only by the order
+ *   of the mean's fp64 sum and the 16 mantissa bits each CTA's sum gives up to the tag (relative 2^-36). One grid
+ *   barrier (grid_barrier; none with own rows) and the slots replace the finalize's two kernels.
  * THE TAGGED SLOTS. A CTA's sum and the launch it belongs to travel in one 64-bit word (slot_pack: the fp64 sum with
  *   its low 16 bits replaced by the launch's tag), written with one relaxed store and polled with relaxed loads, so
  *   that the last CTA's sum reaches the others in one store and one load: no fence, no atomic, no second read (the
  *   barrier they replace, session 19's max_dim 0, ended with a fence, an atomic, a poll and a read of the sums:
- *   ~3.5 us after the slowest CTA). The tag needs no counter: every grid-finish launch writes all gslots (>= grid)
+ *   ~3.5 us after the slowest CTA; with the slots every CTA knows mu ~1.8-2 us after it, runs 117-118's timeline). The tag needs no counter: every grid-finish launch writes all gslots (>= grid)
  *   slots of the workspace with its tag (CTA b its own, b + grid, b + 2 grid, ...), which sit at a place that depends
  *   on N, K and the SM count only (swapab_policy.h, THE WORKSPACE), so at a launch's start every slot holds the
  *   previous launch's tag (0 in the zeroed workspace), and warp 1 of CTA b reads its own slot's and adds 1
- *   (grid_start). A slot of this launch can carry that tag only once its CTA wrote it. */
+ *   (grid_start). A slot of this launch can carry that tag only once its CTA wrote it; each CTA takes its own sum
+ *   from its register. */
 #ifndef MG_SWAPAB_FINISH_CUH
 #define MG_SWAPAB_FINISH_CUH
 
