@@ -1297,6 +1297,15 @@ Test(gpu_kernels, swapab_split_k_deterministic, .timeout = 600) {
     }
 }
 
+/* A plan of kernel `id` for the problem through the public API, the short-circuit off (the kernel runs). */
+static mg_plan *plan_full(int id, int64_t m, int64_t n, int64_t k, int dim, mg_precision pr) {
+    mg_plan_desc pd = mg_plan_desc_default();
+    pd.m = m; pd.n = n; pd.k = k; pd.max_dim = dim; pd.precision = pr; pd.kernel = id; pd.shortcut = 0;
+    mg_plan *plan = NULL;
+    MG_TEST_OK(mg_plan_create(&plan, &pd));
+    return plan;
+}
+
 /* mg_forward(plan, x) captured into a CUDA graph on a stream of its own and replayed `replays` times, the output
  * poisoned before each launch: every launch's output equals `eager` (the eager forward's, len elements on the device)
  * bit for bit. what: the case, for the messages. Kernel 8's grid finish and kernel 11's tests use it. */
@@ -1347,11 +1356,7 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
             const size_t es = esize((mg_precision)prec), len = (size_t)n;
             void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
             MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, (mg_precision)prec, 0x9f1d + (uint64_t)m, st));
-            mg_plan_desc pd = mg_plan_desc_default();
-            pd.m = m; pd.n = n; pd.k = k; pd.max_dim = 0; pd.precision = (mg_precision)prec; pd.kernel = 8;
-            pd.shortcut = 0;
-            mg_plan *plan = NULL;
-            MG_TEST_OK(mg_plan_create(&plan, &pd));
+            mg_plan *plan = plan_full(8, m, n, k, 0, (mg_precision)prec);
             opt_reset();
             g_opt.fuse = mi == 0 ? MG_SWITCH_AUTO : MG_SWITCH_FORCE;
             MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
@@ -1410,6 +1415,14 @@ static void upload_elems(void *d, const float *h, size_t n, mg_precision prec) {
     MG_TEST_CUDA(cudaMemcpy(d, t, n * esize(prec), cudaMemcpyHostToDevice));
     free(t);
 }
+/* Host x (m x k), W (n x k) and b (n) floats into the device arrays of the precision, then the plan's weights. */
+static void set_inputs(mg_plan *plan, void *x, void *W, void *b, const float *hx, const float *hw, const float *hb,
+                       int m, int n, int k, mg_precision pr, cudaStream_t st) {
+    upload_elems(x, hx, (size_t)m * k, pr);
+    upload_elems(W, hw, (size_t)n * k, pr);
+    upload_elems(b, hb, (size_t)n, pr);
+    MG_TEST_OK(mg_set_weights(plan, W, b, st));
+}
 
 /* Kernel 8's max_dim 1 finish (THE START TICKET, kernels/swapab_finish.cuh): one plan and one workspace, forwards of
  * several batch sizes in turn (plans of different grids, clusters of 1 and 2, so that launches of different grids take
@@ -1433,11 +1446,7 @@ Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
         void *x = dmalloc((size_t)M * K * es), *W = dmalloc((size_t)N * K * es), *b = dmalloc(N * es);
         void *o = dmalloc(M * es);
         mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed19u + (uint64_t)prec);
-        upload_elems(W, hw, (size_t)N * K, pr);
-        mg_plan_desc pd = mg_plan_desc_default();
-        pd.m = M; pd.n = N; pd.k = K; pd.max_dim = 1; pd.precision = pr; pd.kernel = 8; pd.shortcut = 0;
-        mg_plan *plan = NULL;
-        MG_TEST_OK(mg_plan_create(&plan, &pd));
+        mg_plan *plan = plan_full(8, M, N, K, 1, pr);
         for (int c = 0; c < CASES; c++) {
             for (int j = 0; j < N; j++) hb[j] = c == 2 ? hb[j] : (c == 1 && j == N - 1 ? 0.f : -INFINITY);
             if (c == 2) {
@@ -1445,9 +1454,7 @@ Test(gpu_kernels, swapab_md1_finish, .timeout = 300) {
                 hx[K / 2] = NAN;
                 hx[36 * K + 5] = NAN;
             }
-            upload_elems(b, hb, N, pr);
-            upload_elems(x, hx, (size_t)M * K, pr);
-            MG_TEST_OK(mg_set_weights(plan, W, b, st));
+            set_inputs(plan, x, W, b, hx, hw, hb, M, N, K, pr, st);
             for (size_t q = 0; q < sizeof ms / sizeof ms[0]; q++) {
                 const int m = ms[q];
                 opt_reset();
@@ -1510,20 +1517,14 @@ Test(gpu_kernels, swapab_md0_slots, .timeout = 300) {
         const double tol = mg_precision_tolerance(pr);
         void *x = dmalloc((size_t)M * K * es), *W = dmalloc((size_t)N * K * es), *b = dmalloc(N * es);
         void *o = dmalloc(N * es), *ref = dmalloc(N * es);
-        mg_plan_desc pd = mg_plan_desc_default();
-        pd.m = M; pd.n = N; pd.k = K; pd.max_dim = 0; pd.precision = pr; pd.kernel = 8; pd.shortcut = 0;
-        mg_plan *plan = NULL;
-        MG_TEST_OK(mg_plan_create(&plan, &pd));
+        mg_plan *plan = plan_full(8, M, N, K, 0, pr);
         int grids = 0;
         for (int c = 0; c < CASES; c++) {
             mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed20u + (uint64_t)prec);
             if (c == 1) hb[7] = INFINITY;
             if (c == 2) hb[N - 1] = -INFINITY;
             if (c == 3) hx[K / 2] = NAN;
-            upload_elems(W, hw, (size_t)N * K, pr);
-            upload_elems(b, hb, N, pr);
-            upload_elems(x, hx, (size_t)M * K, pr);
-            MG_TEST_OK(mg_set_weights(plan, W, b, st));
+            set_inputs(plan, x, W, b, hx, hw, hb, M, N, K, pr, st);
             for (size_t q = 0; q < sizeof ms / sizeof ms[0]; q++) {
                 const int m = ms[q];
                 opt_reset();
@@ -1568,9 +1569,7 @@ Test(gpu_kernels, swapab_md0_slots, .timeout = 300) {
         cr_expect_geq(grids, CASES * 7, "the grid finish ran");
         /* seed-like through a graph at the plan's M: the same bits on every replay */
         mg_test_seedlike_f32(hx, hw, hb, M, N, K, 0x5eed20u + (uint64_t)prec);
-        upload_elems(b, hb, N, pr);
-        upload_elems(x, hx, (size_t)M * K, pr);
-        MG_TEST_OK(mg_set_weights(plan, W, b, st));
+        set_inputs(plan, x, W, b, hx, hw, hb, M, N, K, pr, st);
         opt_reset();
         g_opt.fuse = MG_SWITCH_FORCE;
         g_opt.cluster = 1;
@@ -1738,10 +1737,7 @@ static int same_or_nan(float a, float b) { return (isnan(a) && isnan(b)) || memc
 static float *i8_public(const mg_kernel *kern, int64_t m, int64_t n, int64_t k, int dim, const void *x, const void *W,
                         const void *b, cudaStream_t st) {
     const size_t len = (size_t)(dim == 1 ? m : n);
-    mg_plan_desc pd = mg_plan_desc_default();   /* fp32 */
-    pd.m = m; pd.n = n; pd.k = k; pd.max_dim = dim; pd.kernel = kern->id; pd.shortcut = 0;   /* the kernel runs */
-    mg_plan *plan = NULL;
-    MG_TEST_OK(mg_plan_create(&plan, &pd));
+    mg_plan *plan = plan_full(kern->id, m, n, k, dim, MG_PREC_FP32);
     MG_TEST_OK(mg_plan_set_options(plan, opts()));
     void *out = dmalloc(len * 4);
     MG_TEST_OK(mg_set_weights(plan, W, b, st));
@@ -2129,10 +2125,7 @@ Test(gpu_int8x3, gemv_int8w_small_m, .timeout = 900) {
         free(off);
 
         /* the public API, eager and captured into a graph */
-        mg_plan_desc pd = mg_plan_desc_default();
-        pd.m = m; pd.n = n; pd.k = k; pd.max_dim = dim; pd.kernel = 11; pd.shortcut = 0;
-        mg_plan *plan = NULL;
-        MG_TEST_OK(mg_plan_create(&plan, &pd));
+        mg_plan *plan = plan_full(11, m, n, k, dim, MG_PREC_FP32);
         float *o1 = dmalloc(len * 4);
         MG_TEST_OK(mg_set_weights(plan, io.W, io.b, st));
         MG_TEST_OK(mg_forward(plan, io.x, o1, st));
