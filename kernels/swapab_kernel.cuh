@@ -155,7 +155,7 @@ struct Cfg {
     static_assert(STAGES >= 2 && STAGES <= 16, "2..16 stages");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90): fewer stages");
     static_assert(STAGES * STAGE_BYTES >= MG_SAB_FUSE_MAX_N * 4 && RED_BYTES >= CONSUMERS * 4 * 8 + 8,
-                  "the fused finish stages N <= MG_SAB_FUSE_MAX_N column maxima in the ring and T / 32 doubles in red");
+                  "the fused finish stages N <= MG_SAB_FUSE_MAX_N column maxima in the ring and T / 32 + 1 doubles in red");
 };
 
 /* ---- wgmma m64nNk16 (bf16) / m64nNk8 (tf32) for N = 8, 16, 32 (hopper.cuh has 64 .. 256) --------------------- */
