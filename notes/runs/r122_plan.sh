@@ -1,0 +1,22 @@
+# prepared run 122 (session 21 found no device for it). bundle/bin/tl_F: the CLI with notes/runs/r122_plan_finish_timeline.diff
+# applied; bundle/bin/maxgemm: the main CLI. Read the timelines with tools/timeline_summary.py.
+# run 122 (session 21): where max_dim 0's ~2 us after the slowest CTA goes: a timeline with stamps inside the grid
+# finish (TF: after the CTA's barrier, after consumers_sum, after the slot store, the poll done (the warp's latest
+# lane), after the xor tree; poll rounds of lane 0 and of the warp's most), bf16 M = 8, 64; and ncu's memory view of
+# kernel 8 at bf16 max_dim 1 M = 8 and 64 (is L2 the limit at M = 64, where each CTA reads 1 MiB of x from L2?).
+O=$1/r122; mkdir -p $O
+export LD_LIBRARY_PATH=$PWD/bundle/lib:/usr/local/cuda/lib64
+T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > $O/gpu.txt 2>&1
+for d in 0 1; do for m in 8 64; do
+  timeout 20 bundle/bin/tl_F run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 5 -w 1 > $O/tl_F_d${d}_m$m.txt 2>&1
+done; done
+echo "timeline t=$(el)" >> $O/steps.txt
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for m in 8 64; do
+  timeout 120 $NCU --clock-control none -k regex:swapab_kernel -s 2 -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables --metrics lts__t_bytes.sum.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum.per_second \
+    bundle/bin/maxgemm run --kernel 8 -p bf16 -m $m -d 1 --no-shortcut --no-baseline -i 3 -w 1 > $O/ncu_m$m.txt 2>&1
+  echo "ncu m$m rc $? t=$(el)" >> $O/steps.txt
+done
+tar czf $1/r122.tgz -C $1 r122
