@@ -1,5 +1,7 @@
 # prepared run 122 (session 21 found no device for it). bundle/bin/tl_F: the CLI with notes/runs/r122_plan_finish_timeline.diff
-# applied; bundle/bin/maxgemm: the main CLI. Read the timelines with tools/timeline_summary.py.
+# applied; bundle/bin/maxgemm: the main CLI; bundle/bin/bench_G: maxgemm_bench with notes/runs/r122_plan_gelu_f32.diff
+# applied (kernel 8's object rebuilt from a patched copy and swapped into a copy of libmaxgemm.a, as run 121's
+# variants). Read the timelines with tools/timeline_summary.py, the A/B with a paired per-row ratio of median times.
 # run 122 (session 21): where max_dim 0's ~2 us after the slowest CTA goes: a timeline with stamps inside the grid
 # finish (TF: after the CTA's barrier, after consumers_sum, after the slot store, the poll done (the warp's latest
 # lane), after the xor tree; poll rounds of lane 0 and of the warp's most), bf16 M = 8, 64; and ncu's memory view of
@@ -18,5 +20,11 @@ for m in 8 64; do
     --section MemoryWorkloadAnalysis_Tables --metrics lts__t_bytes.sum.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum.per_second \
     bundle/bin/maxgemm run --kernel 8 -p bf16 -m $m -d 1 --no-shortcut --no-baseline -i 3 -w 1 > $O/ncu_m$m.txt 2>&1
   echo "ncu m$m rc $? t=$(el)" >> $O/steps.txt
+done
+D="--dispatch tile_configs/dispatch/h200.tsv"
+for step in A_1 G_1 G_2 A_2; do
+  bin=bundle/bin/maxgemm_bench; [ ${step%_*} = G ] && bin=bundle/bin/bench_G
+  timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
+  echo "ab $step rc $? t=$(el)" >> $O/steps.txt
 done
 tar czf $1/r122.tgz -C $1 r122
