@@ -151,9 +151,10 @@ enum {
     "      --cluster C                           kernel 8's CTAs per cluster sharing boxes by multicast, 1 or 2\n"   \
     "                                            (2: its two-consumer x tiles; W with an even number of x tiles, else\n"\
     "                                            x); 0 = its tile configuration's (default)\n"                         \
-    "      --fuse auto|off|force                 kernel 8 writes the output, no finalize kernel: max_dim 1 by its\n"  \
-    "                                            last CTA, max_dim 0 by every CTA after a grid barrier (auto);\n"     \
-    "                                            never (off); force: max_dim 0 in clusters of 2 by the last CTA\n"   \
+    "      --fuse auto|off|force                 kernel 8 writes the output, no finalize kernel: max_dim 1 with no\n"  \
+    "                                            wait at the end, max_dim 0 by every CTA in one cooperative launch\n"  \
+    "                                            in clusters of 1 (auto); never (off); force: max_dim 0 in clusters\n" \
+    "                                            of 2 by the last CTA\n"                                               \
     "      --mcast auto|w|x                      kernel 8 in clusters of 2: the two CTAs share one W tile (w: needs\n" \
     "                                            an even number of x tiles, else x) or one x tile (x) and multicast\n" \
     "                                            it; auto = its policy (w where it can)\n"                             \

@@ -100,9 +100,10 @@ typedef struct mg_options {
     int cluster;            /* kernel 8: CTAs per cluster sharing boxes by TMA multicast, 1 or 2 (a request, like
                              * splits: two-consumer x tiles only, else 1; W boxes with an even number of x tiles, else
                              * x boxes); 0 (default): its configuration's (tile_configs/wgmma_swapab.cfg) */
-    mg_switch fuse;         /* kernel 8 finishes the forward (no finalize launch after it): max_dim 1 in the kernel,
-                             * max_dim 0 by every CTA after a grid barrier (a cooperative launch) in clusters of 1
-                             * (AUTO, the default); never (OFF: the shared finalize kernels); FORCE: as AUTO, and
+    mg_switch fuse;         /* kernel 8 finishes the forward (no finalize launch after it): max_dim 1 in the kernel
+                             * with no wait at its end (THE START TICKET), max_dim 0 by every CTA in one cooperative
+                             * launch in clusters of 1, the CTAs' sums exchanged through tagged slots (THE GRID
+                             * FINISH, kernels/swapab_finish.cuh) (AUTO, the default); never (OFF: the shared finalize kernels); FORCE: as AUTO, and
                              * max_dim 0 in clusters of 2 by the last CTA, up to N = 16384, refusing wider N */
     mg_mcast mcast;         /* kernel 8 in clusters of 2: which operand the two CTAs share and multicast (AUTO: its
                              * policy; W or X: that one); nothing in clusters of 1 */

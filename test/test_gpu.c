@@ -1081,9 +1081,9 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
 }
 
 /* Kernel 8's finish under each fuse option: auto (the default, which every other kernel 8 test meets: the start
- * ticket writes max_dim 1's output, the grid finish max_dim 0's where each CTA holds its own rows' maxima;
- * partial_maxima_cases compares it with the shared finalize on the same partial rows), off (the shared finalize for
- * both max_dims), force (the grid finish in every max_dim 0 plan of clusters of 1: chunks after a grid barrier) and
+ * ticket writes max_dim 1's output, the grid finish max_dim 0's in every clusters-of-1 plan, each CTA its own rows'
+ * where it holds them, else chunks after a grid barrier; partial_maxima_cases compares it with the shared finalize on
+ * the same partial rows), off (the shared finalize for both max_dims), force (as auto in clusters of 1) and
  * force in clusters of 2 (the last CTA writes max_dim 0's too: the column maxima by atomicMax keys, the fp64 mean,
  * the GELUs; the tiles that cannot have clusters run the grid finish): the same cases through the public API (odd
  * shapes, K = 0, planted NaN/inf) and the partial maxima with the fused output checked; then fuse=force on a problem

@@ -496,10 +496,12 @@ Test(swapab_policy, every_m_fits_the_m_256_bounds, .init = describe_kernels) {
             }
 }
 
-/* THE FUSED FINISH: the last CTA writes the output for max_dim 1 (any N; auto), for max_dim 0 only under fuse=force
- * (up to N = MG_SAB_FUSE_MAX_N; wider N is refused, naming why); fuse=off never. The finish area sits after the
- * counters at a place and of a size that do not depend on m: 256 bytes of done counter, then MG_SAB_MAX_M (max_dim 1)
- * or N (max_dim 0) words; none where nothing could fuse. */
+/* THE FUSED FINISH, per fuse option: max_dim 1 by the start ticket at any N (auto and force); max_dim 0 by the grid
+ * finish in every clusters-of-1 plan (auto and force: each CTA its own rows with one W tile per CTA, else chunks of
+ * columns), in clusters of 2 by the last CTA only under fuse=force (up to N = MG_SAB_FUSE_MAX_N; wider N is refused,
+ * naming why), else the shared finalize; fuse=off never. The finish area sits after the counters at a place and of a
+ * size that do not depend on m: 256 bytes of head (done counter, start word, grid barrier word, zgen), then
+ * MG_SAB_MAX_M (max_dim 1) or N (max_dim 0) words; the grid finish's tagged slots right after it. */
 Test(swapab_policy, fused_finish, .init = describe_kernels) {
     int rows;
     size_t ws;
