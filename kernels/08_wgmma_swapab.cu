@@ -37,8 +37,8 @@
  * (7) the fused finish: for max_dim 1 the kernel writes the output itself (the zeros at the start, by the CTA with
  * the first start ticket; NaN from the epilogue of a row whose max is not finite, after them), so no finalize kernel
  * follows and no CTA waits at its end (mg_options.fuse; session 19); for max_dim 0 the last CTA only in
- * clusters of 2 with fuse=force: one SM's N GELUs cost more than the finalize kernels, run 72); for max_dim 0 in
- * clusters of 1 the grid finish instead (the default there): one cooperative launch, every CTA finishing its own
+ * clusters of 2 with fuse=force (one SM's N GELUs cost more than the finalize kernels, run 72), and in clusters of 1
+ * the grid finish (the default there): one cooperative launch, every CTA finishing its own
  * rows or a share of the N columns after one grid barrier, the CTAs' sums exchanged through tagged slots
  * (swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
  * consumers), taken only with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
