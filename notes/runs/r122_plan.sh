@@ -27,4 +27,8 @@ for step in A_1 G_1 G_2 A_2; do
   timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
   echo "ab $step rc $? t=$(el)" >> $O/steps.txt
 done
+for step in 1 2; do   # the table's clusters-of-2 max_dim 0 picks against clusters of 1 (notes/dispatch.md)
+  timeout 60 bundle/bin/maxgemm_bench --matrix bench/matrix_md0_cluster.txt --csv $O/cl_$step.csv > $O/cl_$step.log 2>&1
+  echo "md0 cluster $step rc $? t=$(el)" >> $O/steps.txt
+done
 tar czf $1/r122.tgz -C $1 r122
