@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# tools/variant_build.sh NAME DIFF [OUTDIR]: the benchmark and the CLI of an experiment, for a same-run A/B.
+#
+# Builds maxgemm_bench and maxgemm from this checkout's HEAD with DIFF applied (patch -p1 from the repository root,
+# as the diffs under notes/runs/ are written) in a scratch git worktree, and copies them to OUTDIR/NAME (default
+# build/variants/NAME). The main build stays as it is, so a device call can alternate the two binaries over one
+# matrix: tools/ab_main.sh OUT build/maxgemm_bench build/variants/NAME/maxgemm_bench (A V V A; MATRIX= a smaller
+# matrix, e.g. bench/matrix_ticket.txt), then tools/ab_compare.py (notes/18_small_m.md: kernel 8's speed moves with
+# code around its k-loop, so every change is measured that way). Compare the variant's kernel 8 SASS with
+# tools/sass_kloop_diff.py before spending device time.
+#
+# The whole library is rebuilt (a few minutes on 2 cores: the CUDA objects dominate); JOBS=N sets make's -j.
+#   tools/variant_build.sh G notes/runs/r122_plan_gelu_f32.diff
+#   -> build/variants/G/maxgemm_bench, build/variants/G/maxgemm, build/variants/G/obj (the objects, for cuobjdump)
+set -euo pipefail
+if [ $# -lt 2 ]; then
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+    exit 2
+fi
+name=$1
+diff=$(realpath "$2")
+root=$(git rev-parse --show-toplevel)
+out=$(realpath -m "${3:-$root/build/variants}")/$name
+[ -f "$diff" ] || { echo "variant_build: $2: no such file" >&2; exit 2; }
+
+scratch=$(mktemp -d)
+cleanup() { git -C "$root" worktree remove --force "$scratch/tree" 2>/dev/null || true; rm -rf "$scratch"; }
+trap cleanup EXIT
+git -C "$root" worktree add --detach -q "$scratch/tree" HEAD
+(cd "$scratch/tree" && patch -p1 -s --no-backup-if-mismatch < "$diff") || {
+    echo "variant_build: $2 does not apply to HEAD ($(git -C "$root" rev-parse --short HEAD))" >&2
+    exit 1
+}
+make -C "$scratch/tree" -j"${JOBS:-$(nproc)}" BUILD=build/variant \
+    MG_GIT_COMMIT="$(git -C "$root" rev-parse --short=12 HEAD)+$name" \
+    build/variant/maxgemm_bench build/variant/maxgemm > "$scratch/build.log" 2>&1 || {
+    tail -n 40 "$scratch/build.log" >&2
+    echo "variant_build: the build of $name failed" >&2
+    exit 1
+}
+if grep -hq "Registers are spilled" "$scratch/tree/build/variant/obj/"*.ptxas.txt 2>/dev/null; then
+    echo "variant_build: warning: ptxas reports spills in $name:" >&2
+    grep -h "Registers are spilled" "$scratch/tree/build/variant/obj/"*.ptxas.txt | sort -u | head -5 >&2
+fi
+rm -rf "$out"
+mkdir -p "$out/obj"
+cp "$scratch/tree/build/variant/maxgemm_bench" "$scratch/tree/build/variant/maxgemm" "$out/"
+cp "$scratch/tree/build/variant/obj/"*.cu.o "$out/obj/"
+echo "variant_build: $out/maxgemm_bench, $out/maxgemm ($(basename "$diff") on $(git -C "$root" rev-parse --short HEAD))"
