@@ -1,7 +1,9 @@
-# prepared run 122 (session 21 found no device for it). bundle/bin/tl_F: the CLI with notes/runs/r122_plan_finish_timeline.diff
-# applied; bundle/bin/maxgemm: the main CLI; bundle/bin/bench_G and bench_I: maxgemm_bench with
-# notes/runs/r122_plan_gelu_f32.diff or r122_plan_inline_finish.diff applied (tools/variant_build.sh G|I DIFF; tl_F:
-# tools/variant_build.sh F notes/runs/r122_plan_finish_timeline.diff, its maxgemm). Read the timelines with tools/timeline_summary.py, the A/B with a paired per-row ratio of median times.
+# prepared run 122 (session 21 found no device for it). bundle/bin/maxgemm and maxgemm_bench: main's; tl_F: the CLI
+# with notes/runs/r122_plan_finish_timeline.diff applied (tools/variant_build.sh F DIFF, its maxgemm); bench_G and
+# bench_I: maxgemm_bench with r122_plan_gelu_f32.diff or r122_plan_inline_finish.diff applied (tools/variant_build.sh
+# G|I DIFF). Session 21 left that bundle packed at bundle/pack.tar.xz (built at db74c7d; gitignored): device command
+# tar xJf bundle/pack.tar.xz && bash bundle/run122.sh $OUT. Read the timelines with tools/timeline_summary.py, the
+# A/B with tools/ab_compare.py or a paired per-row ratio of median times.
 # run 122 (session 21): where max_dim 0's ~2 us after the slowest CTA goes: a timeline with stamps inside the grid
 # finish (TF: after the CTA's barrier, after consumers_sum, after the slot store, the poll done (the warp's latest
 # lane), after the xor tree; poll rounds of lane 0 and of the warp's most), bf16 M = 8, 64; and ncu's memory view of
