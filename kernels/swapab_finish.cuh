@@ -86,11 +86,17 @@ template <class C> __device__ __noinline__ void md1_start(const Params &p, uint6
     mg_mbar_arrive(zbar);   /* release.cta: the epilogues that wait on zbar see the zeros as written */
 }
 
+/* This launch's tag (THE TAGGED SLOTS) in shared memory: flags[3], the fourth of the kernel's flag words after zbar
+ * (swapab_kernel.cuh); grid_start writes it, grid_finish reads it after zbar. */
+__device__ __forceinline__ volatile int *launch_tag(uint64_t *zbar) {
+    return reinterpret_cast<volatile int *>(zbar + 1) + 3;
+}
+
 /* max_dim 0's grid finish, THE TAGGED SLOTS: one thread of the producer warpgroup's warp 1, once per CTA at its
- * start: this launch's tag (the previous launch's in the CTA's own slot, + 1) into flags[3], then zbar. */
+ * start: this launch's tag (the previous launch's in the CTA's own slot, + 1) into launch_tag, then zbar. */
 __device__ __noinline__ void grid_start(const Params &p, uint64_t *zbar) {
     const unsigned long long old = mg_ld_relaxed_gpu_u64(p.gslot + blockIdx.x);
-    reinterpret_cast<volatile int *>(zbar + 1)[3] = (int)(((unsigned)old + 1u) & 0xffffu);
+    *launch_tag(zbar) = (int)(((unsigned)old + 1u) & 0xffffu);
     mg_mbar_arrive(zbar);   /* release.cta: the finish that waits on zbar reads the tag */
 }
 /* The fused finishes that start with warp 1 (the kernel's producer branch): max_dim 1's ticket, max_dim 0's tag. */
@@ -237,7 +243,7 @@ __device__ __noinline__ void grid_finish(const Params &p, int t, double *sh, con
     const double cs = consumers_sum<T>(s, t, sh);
     if (t < 32) {   /* THE TAGGED SLOTS, by the consumers' first warp */
         mg_mbar_wait(zbar, 0);   /* grid_start's tag (long since there) */
-        const unsigned tag = (unsigned)reinterpret_cast<volatile int *>(zbar + 1)[3];
+        const unsigned tag = (unsigned)*launch_tag(zbar);
         const int B = (int)gridDim.x, me = (int)blockIdx.x;
         const unsigned long long mine = slot_pack(cs, tag);
         /* this CTA's slot (lane 0), and the slots past the grid that it keeps at this launch's tag */

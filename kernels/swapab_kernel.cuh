@@ -493,7 +493,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     uint64_t *empty = full + C::STAGES;
     uint64_t *zbar = empty + C::STAGES;   /* max_dim 1: this launch's zeros are written; max_dim 0: its tag is read */
     /* flags: [c] consumer c's split handoff, [2] the last CTA (max_dim 0's fused finish, THE FLAG), [3] the grid
-     * finish's tag (grid_start) */
+     * finish's tag (launch_tag, swapab_finish.cuh) */
     int *flags = reinterpret_cast<int *>(zbar + 1);
     const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
 

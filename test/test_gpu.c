@@ -1339,6 +1339,14 @@ static void expect_graph_replays_equal(mg_plan *plan, const void *x, const void 
     MG_TEST_CUDA(cudaStreamDestroy(cs));
 }
 
+/* Four device buffers freed (a test's x, W, b and output). */
+static void free_dev4(void *a, void *b, void *c, void *d) {
+    MG_TEST_CUDA(cudaFree(a));
+    MG_TEST_CUDA(cudaFree(b));
+    MG_TEST_CUDA(cudaFree(c));
+    MG_TEST_CUDA(cudaFree(d));
+}
+
 /* Kernel 8's grid finish (max_dim 0, THE GRID FINISH in kernels/swapab_finish.cuh) through the public API: each CTA
  * finishing its own rows (M = 8, auto) and chunks after a grid barrier (M = 300: two x tiles, fuse=force), eager and
  * captured into a graph (the cooperative launch as a graph node) and replayed twice: the same bits every time, and the
@@ -1380,11 +1388,8 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
             char what[64];
             snprintf(what, sizeof what, "%s M = %d", mg_precision_name((mg_precision)prec), m);
             expect_graph_replays_equal(plan, x, o, len, (mg_precision)prec, 2, what);
-            MG_TEST_CUDA(cudaFree(o));
             mg_plan_destroy(plan);
-            MG_TEST_CUDA(cudaFree(x));
-            MG_TEST_CUDA(cudaFree(W));
-            MG_TEST_CUDA(cudaFree(b));
+            free_dev4(x, W, b, o);
         }
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
@@ -1400,12 +1405,6 @@ static void eager_then_replays(mg_plan *plan, int m, const void *x, void *o, siz
     char buf[96];
     snprintf(buf, sizeof buf, "%s M = %d %s", mg_precision_name(pr), m, what);
     expect_graph_replays_equal(plan, x, o, len, pr, 3, buf);
-}
-static void free_dev4(void *a, void *b, void *c, void *d) {
-    MG_TEST_CUDA(cudaFree(a));
-    MG_TEST_CUDA(cudaFree(b));
-    MG_TEST_CUDA(cudaFree(c));
-    MG_TEST_CUDA(cudaFree(d));
 }
 
 /* n floats from the host into a device array of the precision's type. */

@@ -10,6 +10,8 @@
 # tools/sass_kloop_diff.py before spending device time.
 #
 # The whole library is rebuilt (a few minutes on 2 cores: the CUDA objects dominate); JOBS=N sets make's -j.
+# TESTS=1 builds and copies the Criterion binary too (OUTDIR/NAME/test_maxgemm), to run the variant's GPU suites in
+# the same device call as its A/B (with the bundle's lib/ on LD_LIBRARY_PATH, as make bundle's test_maxgemm).
 #   tools/variant_build.sh G notes/runs/r122_plan_gelu_f32.diff
 #   -> build/variants/G/maxgemm_bench, build/variants/G/maxgemm, build/variants/G/obj (the objects, for cuobjdump)
 set -euo pipefail
@@ -33,7 +35,7 @@ git -C "$root" worktree add --detach -q "$scratch/tree" HEAD
 }
 make -C "$scratch/tree" -j"${JOBS:-$(nproc)}" BUILD=build/variant \
     MG_GIT_COMMIT="$(git -C "$root" rev-parse --short=12 HEAD)+$name" \
-    build/variant/maxgemm_bench build/variant/maxgemm > "$scratch/build.log" 2>&1 || {
+    build/variant/maxgemm_bench build/variant/maxgemm ${TESTS:+build/variant/test_maxgemm} > "$scratch/build.log" 2>&1 || {
     tail -n 40 "$scratch/build.log" >&2
     echo "variant_build: the build of $name failed" >&2
     exit 1
@@ -45,5 +47,6 @@ fi
 rm -rf "$out"
 mkdir -p "$out/obj"
 cp "$scratch/tree/build/variant/maxgemm_bench" "$scratch/tree/build/variant/maxgemm" "$out/"
+[ -z "${TESTS:-}" ] || cp "$scratch/tree/build/variant/test_maxgemm" "$out/"
 cp "$scratch/tree/build/variant/obj/"*.cu.o "$out/obj/"
 echo "variant_build: $out/maxgemm_bench, $out/maxgemm ($(basename "$diff") on $(git -C "$root" rev-parse --short HEAD))"
