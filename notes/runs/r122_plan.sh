@@ -1,4 +1,4 @@
-# prepared run 122 (session 21 found no device for it). bundle/bin/maxgemm and maxgemm_bench: main's; tl_F: the CLI
+# prepared run 122 (session 21 found no device for it; session 22 folded it into notes/runs/r123_plan.sh, which runs all of it). bundle/bin/maxgemm and maxgemm_bench: main's; tl_F: the CLI
 # with notes/runs/r122_plan_finish_timeline.diff applied (tools/variant_build.sh F DIFF, its maxgemm); bench_G and
 # bench_I: maxgemm_bench with r122_plan_gelu_f32.diff or r122_plan_inline_finish.diff applied (tools/variant_build.sh
 # G|I DIFF). Session 21 left that bundle packed at bundle/pack.tar.xz (built at db74c7d; gitignored): device command

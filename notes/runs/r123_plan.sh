@@ -1,0 +1,53 @@
+# prepared run 123 (session 22 had no device machine): run 122's plan (never run: session 21 found no device) plus
+# THE WARM RUN (notes/runs/r123_plan_warm_finish.diff), its timeline, its GPU tests and a racecheck of them.
+# Binaries (bundle/bin): maxgemm, maxgemm_bench: main's (kernel code as 71b38ac: launch_tag's change is SASS-identical);
+# tl_F: the CLI with r122_plan_finish_timeline.diff; tl_FW: the CLI with r123_plan_finish_timeline_warm.diff (F + W);
+# bench_G, bench_I, bench_W: maxgemm_bench with r122_plan_gelu_f32.diff, r122_plan_inline_finish.diff,
+# r123_plan_warm_finish.diff; test_W: W's test_maxgemm (tools/variant_build.sh NAME DIFF, TESTS=1 for W). Session 22
+# left them packed at bundle/pack.tar.xz (gitignored). Device command (carry ["bundle"]):
+#   tar xJf bundle/pack.tar.xz && bash bundle/run123.sh $OUT
+# ~6 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_compare.py or a paired per-row
+# ratio of median times (each variant's rows against A's, by precision, max_dim and M).
+#
+# What it answers (notes/18_small_m.md, "Session 22"):
+#  1. where max_dim 0's ~1.8-2 us between the slowest CTA's epilogue and mu go (TF stamps inside the grid finish),
+#     and whether the warm run shortens them (tl_FW beside tl_F, bf16 M = 8 and 64);
+#  2. whether L2 limits max_dim 1 at M = 64 (ncu, M = 8 against M = 64);
+#  3. A G I W W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I), the warm run (W);
+#  4. two passes of bench/matrix_md0_cluster.txt (the table's clusters-of-2 max_dim 0 picks against clusters of 1);
+#  5. W's correctness: the swapab GPU suites, then racecheck on swapab_md0_slots (the warm run writes sh and reads
+#     gcol before the epilogues).
+O=$1/r123; mkdir -p $O
+export LD_LIBRARY_PATH=$PWD/bundle/lib:/usr/local/cuda/lib64
+T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > $O/gpu.txt 2>&1
+for v in F FW; do for d in 0 1; do for m in 8 64; do
+  [ $v = FW ] && [ $d = 1 ] && continue   # the warm run is max_dim 0's only
+  timeout 20 bundle/bin/tl_$v run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 5 -w 1 > $O/tl_${v}_d${d}_m$m.txt 2>&1
+done; done; done
+echo "timeline t=$(el)" >> $O/steps.txt
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for m in 8 64; do
+  timeout 120 $NCU --clock-control none -k regex:swapab_kernel -s 2 -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section MemoryWorkloadAnalysis_Tables --metrics lts__t_bytes.sum.per_second,lts__t_sectors_srcunit_tex_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum.per_second \
+    bundle/bin/maxgemm run --kernel 8 -p bf16 -m $m -d 1 --no-shortcut --no-baseline -i 3 -w 1 > $O/ncu_m$m.txt 2>&1
+  echo "ncu m$m rc $? t=$(el)" >> $O/steps.txt
+done
+D="--dispatch tile_configs/dispatch/h200.tsv"
+for step in A_1 G_1 I_1 W_1 W_2 I_2 G_2 A_2; do
+  bin=bundle/bin/maxgemm_bench; [ ${step%_*} != A ] && bin=bundle/bin/bench_${step%_*}
+  timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
+  echo "ab $step rc $? t=$(el)" >> $O/steps.txt
+done
+for step in 1 2; do   # the table's clusters-of-2 max_dim 0 picks against clusters of 1 (notes/dispatch.md)
+  timeout 60 bundle/bin/maxgemm_bench --matrix bench/matrix_md0_cluster.txt --csv $O/cl_$step.csv > $O/cl_$step.log 2>&1
+  echo "md0 cluster $step rc $? t=$(el)" >> $O/steps.txt
+done
+tar czf $1/r123.tgz -C $1 r123   # what there is so far, should the tests below run out of time
+timeout 200 bundle/bin/test_W --jobs 1 --filter 'gpu_kernels/swapab*' > $O/test_W.log 2>&1
+echo "test_W swapab rc $? t=$(el)" >> $O/steps.txt
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+timeout 90 $SAN --tool racecheck --target-processes all --error-exitcode 99 bundle/bin/test_W --jobs 1 \
+  --filter 'gpu_kernels/swapab_md0_slots' > $O/racecheck_W.log 2>&1
+echo "racecheck_W rc $? t=$(el)" >> $O/steps.txt
+tar czf $1/r123.tgz -C $1 r123
