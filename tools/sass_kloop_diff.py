@@ -9,10 +9,11 @@ HGMMA of each function (plus 40 instructions either side), registers and immedia
   tools/sass_kloop_diff.py a.sass b.sass [NAME_SUBSTRING]     (default substring: swapab_kernel)
 
 Prints one line per function: its instruction counts in A and B, the k-loop region's length in each, the R2UR count
-of the producer's TMA loop in each (from 60 instructions before the first UTMALDG to 20 after the last: 0 = the loop
-runs on the uniform datapath; run 98's slowdowns of up to 13% came with this count going from 0 to 13-71 while the
-k-loop stayed the same, notes/18_small_m.md "Session 17") and "same" or the number of differing k-loop lines. Exit 0
-when every k-loop region and producer count is the same, 1 otherwise."""
+of the producer's TMA loop in each (from 60 instructions before the first UTMALDG to 20 after the last of its run,
+UTMALDGs less than 300 instructions apart: 0 = the loop runs on the uniform datapath; run 98's slowdowns of up to
+13% came with this count going from 0 to 13-71 while the k-loop stayed the same, notes/18_small_m.md "Session 17")
+and "same" or the number of differing k-loop lines. Exit 0 when every k-loop region and producer count is the same,
+1 otherwise."""
 import difflib
 import re
 import sys
@@ -33,6 +34,9 @@ def functions(path):
     return out
 
 
+GAP = 300   # UTMALDGs further apart than this many instructions belong to different code (producer_r2ur)
+
+
 def norm(ins):
     ins = re.sub(r'0x[0-9a-f]+', 'X', ins)
     return re.sub(r'\b(U?R|P|UP)\d+\b', r'\1', ins)
@@ -45,7 +49,16 @@ def kloop(code):
 
 def producer_r2ur(code):
     idx = [i for i, t in enumerate(code) if 'UTMALDG' in t]
-    return sum('R2UR' in t for t in code[max(0, idx[0] - 60):idx[-1] + 20]) if idx else 0
+    if not idx:
+        return 0
+    # the first run of UTMALDGs (the producer's loop, inlined in the kernel's body); a noinline callee's own TMA issue
+    # sits in the function's listing hundreds of instructions further on and is not counted with it
+    last = idx[0]
+    for i in idx[1:]:
+        if i - last > GAP:
+            break
+        last = i
+    return sum('R2UR' in t for t in code[max(0, idx[0] - 60):last + 20])
 
 
 def main():
