@@ -1,4 +1,5 @@
-# prepared run 123 (session 22 had no device machine): run 122's plan (never run: session 21 found no device) plus
+# prepared run 123 (session 22 had no device machine): run 122's plan (never run: session 21 found no device; its
+# script, notes/runs/r122_plan.sh, is deleted: this one runs all of it) plus
 # THE WARM RUN (notes/runs/r123_plan_warm_finish.diff), its timeline, its GPU tests and a racecheck of them.
 # Binaries (bundle/bin): maxgemm, maxgemm_bench: main's (kernel code as 71b38ac: launch_tag's change is SASS-identical);
 # tl_F: the CLI with r122_plan_finish_timeline.diff; tl_FW: the CLI with r123_plan_finish_timeline_warm.diff (F + W);
