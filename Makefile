@@ -92,11 +92,12 @@ $(BUILD)/gen $(BUILD)/obj $(BUILD)/obj/test:
 
 # Every test: CPU suites run anywhere; GPU suites skip cleanly where there is no device.
 # tools/run_tests.sh also says how many tests were skipped and why (no GPU: the GPU suites did not run).
-# test/test_dispatch_tune.py: the dispatch table's pick step (tools/dispatch_tune.py) on its fixtures, where python3 is.
+# test/test_dispatch_tune.py: the dispatch table's pick step (tools/dispatch_tune.py) on its fixtures, and
+# test/test_ab_variants.py: tools/ab_variants.py's A/B table on made-up passes, where python3 is.
 test: $(BUILD)/test_maxgemm $(BUILD)/maxgemm $(BUILD)/gen_dispatch
 	tools/run_tests.sh $(BUILD)/test_maxgemm --jobs 1
-	@if command -v python3 > /dev/null; then python3 test/test_dispatch_tune.py --build $(BUILD); \
-	else echo "test: no python3: test/test_dispatch_tune.py skipped"; fi
+	@if command -v python3 > /dev/null; then python3 test/test_dispatch_tune.py --build $(BUILD) && \
+	python3 test/test_ab_variants.py; else echo "test: no python3: the python tests skipped"; fi
 
 run: $(BUILD)/maxgemm
 	$(BUILD)/maxgemm run --check

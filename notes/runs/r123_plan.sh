@@ -8,8 +8,8 @@
 # r123_plan_w128_small_m.diff (M = 17-64 on w128_n64, 2 splits); test_W: W's test_maxgemm (tools/variant_build.sh NAME DIFF, TESTS=1 for W). Session 22
 # left them packed at bundle/pack.tar.xz (gitignored). Device command (carry ["bundle"]):
 #   tar xJf bundle/pack.tar.xz && bash bundle/run123.sh $OUT
-# ~7-8 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_compare.py or a paired per-row
-# ratio of median times (each variant's rows against A's, by precision, max_dim and M).
+# ~7-8 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_variants.py r123 (each
+# variant's times against A's by precision, max_dim and M range, and bf16's M <= 64 rows in us).
 #
 # What it answers (notes/18_small_m.md, "Session 22"):
 #  1. where max_dim 0's ~1.8-2 us between the slowest CTA's epilogue and mu go (TF stamps inside the grid finish),
@@ -19,7 +19,7 @@
 #     run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output);
 #  4. two passes of bench/matrix_md0_cluster.txt (the table's clusters-of-2 max_dim 0 picks against clusters of 1);
 #  5. W's correctness: the swapab GPU suites, then racecheck on swapab_md0_slots (the warm run writes sh and reads
-#     gcol before the epilogues).
+#     gcol before the epilogues), then the determinism suite (every kernel, bit for bit over repeated forwards).
 O=$1/r123; mkdir -p $O
 export LD_LIBRARY_PATH=$PWD/bundle/lib:/usr/local/cuda/lib64
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
@@ -53,4 +53,7 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 timeout 90 $SAN --tool racecheck --target-processes all --error-exitcode 99 bundle/bin/test_W --jobs 1 \
   --filter 'gpu_kernels/swapab_md0_slots' > $O/racecheck_W.log 2>&1
 echo "racecheck_W rc $? t=$(el)" >> $O/steps.txt
+tar czf $1/r123.tgz -C $1 r123
+timeout 150 bundle/bin/test_W --jobs 1 --filter 'gpu_determinism/*' > $O/test_W_determinism.log 2>&1
+echo "test_W determinism rc $? t=$(el)" >> $O/steps.txt
 tar czf $1/r123.tgz -C $1 r123
