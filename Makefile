@@ -57,8 +57,16 @@ $(BUILD)/obj/dispatch_table.o: $(BUILD)/gen/dispatch_table.c $(HEADERS) | $(BUIL
 
 $(BUILD)/obj/%.o: src/%.c $(HEADERS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
-$(BUILD)/obj/%.cu.o: kernels/%.cu $(HEADERS) | $(BUILD)/obj
-	$(NVCC) $(NVCCFLAGS) -c -o $@ $< 2> $(BUILD)/obj/$*.ptxas.txt || { cat $(BUILD)/obj/$*.ptxas.txt; exit 1; }
+# A kernel object depends on what it includes (nvcc -MMD writes $(BUILD)/obj/NAME.cu.d beside it; -MP keeps a deleted
+# header from breaking the build), not on every header: a change to kernel 8's headers rebuilds kernel 8 alone, which
+# is what makes tools/variant_build.sh's SEED= builds take a minute or two. An object without its .d file (built
+# before this rule, or the first build) depends on every header, as before.
+CU_OBJ     := $(patsubst kernels/%.cu,$(BUILD)/obj/%.cu.o,$(LIB_CU))
+$(foreach o,$(CU_OBJ),$(if $(wildcard $(o:.o=.d)),,$(eval $(o): $(HEADERS))))
+-include $(wildcard $(CU_OBJ:.o=.d))
+$(BUILD)/obj/%.cu.o: kernels/%.cu $(BUILD)/gen/mg_tiles.h | $(BUILD)/obj
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -MF $(BUILD)/obj/$*.cu.d -c -o $@ $< 2> $(BUILD)/obj/$*.ptxas.txt || \
+	  { cat $(BUILD)/obj/$*.ptxas.txt; exit 1; }
 	@if grep -q -i "spill" $(BUILD)/obj/$*.ptxas.txt && grep -E -q "[1-9][0-9]* bytes spill" $(BUILD)/obj/$*.ptxas.txt; then \
 	  echo "ptxas reports spills in kernels/$*.cu:"; grep -E "spill|Compiling" $(BUILD)/obj/$*.ptxas.txt; fi
 $(BUILD)/obj/test/%.o: test/%.c $(HEADERS) bench/matrix.h | $(BUILD)/obj/test

@@ -9,7 +9,11 @@
 # code around its k-loop, so every change is measured that way). Compare the variant's kernel 8 SASS with
 # tools/sass_kloop_diff.py before spending device time.
 #
-# The whole library is rebuilt (a few minutes on 2 cores: the CUDA objects dominate); JOBS=N sets make's -j.
+# The whole library is rebuilt (7-8 minutes on 2 cores: the CUDA objects dominate) unless SEED=DIR names a build of
+# this same HEAD inside the checkout (e.g. SEED=build/k11 after `make BUILD=build/k11 all build/k11/test_maxgemm`):
+# then its objects are copied into the scratch tree as up to date, and make rebuilds only what the diff touches (a
+# kernel object follows its nvcc -MMD dependencies: a kernel-8 diff rebuilds kernel 8 and relinks, ~1-2 minutes; the
+# objects that embed the commit, cli.o and bench.o, are always rebuilt). JOBS=N sets make's -j.
 # TESTS=1 builds and copies the Criterion binary too (OUTDIR/NAME/test_maxgemm), to run the variant's GPU suites in
 # the same device call as its A/B (with the bundle's lib/ on LD_LIBRARY_PATH, as make bundle's test_maxgemm).
 #   tools/variant_build.sh G notes/runs/r122_plan_gelu_f32.diff
@@ -29,24 +33,40 @@ scratch=$(mktemp -d)
 cleanup() { git -C "$root" worktree remove --force "$scratch/tree" 2>/dev/null || true; rm -rf "$scratch"; }
 trap cleanup EXIT
 git -C "$root" worktree add --detach -q "$scratch/tree" HEAD
+bdir=build/variant
+if [ -n "${SEED:-}" ]; then
+    # the seed's objects, newer than the scratch tree's checked-out sources; then the patch, newer than both
+    seed=$(realpath "$SEED")
+    case "$seed/" in "$root"/*) bdir=${seed#"$root"/} ;; *) echo "variant_build: SEED=$SEED is not inside $root" >&2; exit 2 ;; esac
+    if ! git -C "$root" diff --quiet HEAD -- Makefile src kernels bench tile_configs tools; then
+        echo "variant_build: SEED=$SEED: the checkout has uncommitted changes to what the build reads; the seed must be a build of HEAD (commit, or build without SEED)" >&2
+        exit 2
+    fi
+    [ -f "$seed/libmaxgemm.a" ] || { echo "variant_build: SEED=$SEED holds no build (no libmaxgemm.a)" >&2; exit 2; }
+    mkdir -p "$scratch/tree/$(dirname "$bdir")"
+    cp -a "$seed" "$scratch/tree/$bdir"
+    rm -f "$scratch/tree/$bdir/obj/cli.o" "$scratch/tree/$bdir/obj/bench/bench.o"
+    find "$scratch/tree/$bdir" -type f -exec touch {} +
+    sleep 1
+fi
 (cd "$scratch/tree" && patch -p1 -s --no-backup-if-mismatch < "$diff") || {
     echo "variant_build: $2 does not apply to HEAD ($(git -C "$root" rev-parse --short HEAD))" >&2
     exit 1
 }
-make -C "$scratch/tree" -j"${JOBS:-$(nproc)}" BUILD=build/variant \
+make -C "$scratch/tree" -j"${JOBS:-$(nproc)}" BUILD="$bdir" \
     MG_GIT_COMMIT="$(git -C "$root" rev-parse --short=12 HEAD)+$name" \
-    build/variant/maxgemm_bench build/variant/maxgemm ${TESTS:+build/variant/test_maxgemm} > "$scratch/build.log" 2>&1 || {
+    "$bdir/maxgemm_bench" "$bdir/maxgemm" ${TESTS:+"$bdir/test_maxgemm"} > "$scratch/build.log" 2>&1 || {
     tail -n 40 "$scratch/build.log" >&2
     echo "variant_build: the build of $name failed" >&2
     exit 1
 }
-if grep -hq "Registers are spilled" "$scratch/tree/build/variant/obj/"*.ptxas.txt 2>/dev/null; then
+if grep -hq "Registers are spilled" "$scratch/tree/$bdir/obj/"*.ptxas.txt 2>/dev/null; then
     echo "variant_build: warning: ptxas reports spills in $name:" >&2
-    grep -h "Registers are spilled" "$scratch/tree/build/variant/obj/"*.ptxas.txt | sort -u | head -5 >&2
+    grep -h "Registers are spilled" "$scratch/tree/$bdir/obj/"*.ptxas.txt | sort -u | head -5 >&2
 fi
 rm -rf "$out"
 mkdir -p "$out/obj"
-cp "$scratch/tree/build/variant/maxgemm_bench" "$scratch/tree/build/variant/maxgemm" "$out/"
-[ -z "${TESTS:-}" ] || cp "$scratch/tree/build/variant/test_maxgemm" "$out/"
-cp "$scratch/tree/build/variant/obj/"*.cu.o "$out/obj/"
+cp "$scratch/tree/$bdir/maxgemm_bench" "$scratch/tree/$bdir/maxgemm" "$out/"
+[ -z "${TESTS:-}" ] || cp "$scratch/tree/$bdir/test_maxgemm" "$out/"
+cp "$scratch/tree/$bdir/obj/"*.cu.o "$out/obj/"
 echo "variant_build: $out/maxgemm_bench, $out/maxgemm ($(basename "$diff") on $(git -C "$root" rev-parse --short HEAD))"

@@ -1,22 +1,30 @@
-# prepared run 123 (session 22 had no device machine): run 122's plan (never run: session 21 found no device; its
-# script, notes/runs/r122_plan.sh, is deleted: this one runs all of it) plus
-# THE WARM RUN (notes/runs/r123_plan_warm_finish.diff), its timeline, its GPU tests and a racecheck of them.
-# Binaries (bundle/bin): maxgemm, maxgemm_bench: main's (kernel code as 71b38ac: launch_tag's change is SASS-identical);
-# tl_F: the CLI with r122_plan_finish_timeline.diff; tl_FW: the CLI with r123_plan_finish_timeline_warm.diff (F + W);
-# bench_G, bench_I, bench_W, bench_GW, bench_X: maxgemm_bench with r122_plan_gelu_f32.diff,
-# r122_plan_inline_finish.diff, r123_plan_warm_finish.diff, r123_plan_gelu_f32_warm.diff (G and W together),
-# r123_plan_w128_small_m.diff (M = 17-64 on w128_n64, 2 splits); test_W: W's test_maxgemm (tools/variant_build.sh NAME DIFF, TESTS=1 for W). Session 22
-# left them packed at bundle/pack.tar.xz (gitignored). Device command (carry ["bundle"]):
+# prepared run 123 (sessions 22 and 23 had no device machine): run 122's plan (never run: session 21 found no device;
+# its script, notes/runs/r122_plan.sh, is deleted: this one runs all of it) plus THE WARM RUN
+# (notes/runs/r123_plan_warm_finish.diff), its timeline, its GPU tests and a racecheck of them, and U (the warpgroup
+# index made warp-uniform, notes/runs/r123_plan_uniform_wg.diff). The binaries (maxgemm, maxgemm_bench: main's):
+# BIN tl_F maxgemm notes/runs/r122_plan_finish_timeline.diff
+# BIN tl_FW maxgemm notes/runs/r123_plan_finish_timeline_warm.diff
+# BIN bench_G maxgemm_bench notes/runs/r122_plan_gelu_f32.diff
+# BIN bench_I maxgemm_bench notes/runs/r122_plan_inline_finish.diff
+# BIN bench_W maxgemm_bench notes/runs/r123_plan_warm_finish.diff
+# BIN test_W test_maxgemm notes/runs/r123_plan_warm_finish.diff
+# BIN bench_GW maxgemm_bench notes/runs/r123_plan_gelu_f32_warm.diff
+# BIN bench_X maxgemm_bench notes/runs/r123_plan_w128_small_m.diff
+# BIN bench_U maxgemm_bench notes/runs/r123_plan_uniform_wg.diff
+# bundle/ is gitignored and a new checkout has none: build and pack it first (no GPU needed, ~15-20 minutes on 2
+# cores), then the device command (carry ["bundle"]):
+#   tools/pack_bundle.sh notes/runs/r123_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run123.sh $OUT
-# ~7-8 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_variants.py r123 (each
+# ~8 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_variants.py r123 (each
 # variant's times against A's by precision, max_dim and M range, and bf16's M <= 64 rows in us).
 #
 # What it answers (notes/18_small_m.md, "Session 22"):
 #  1. where max_dim 0's ~1.8-2 us between the slowest CTA's epilogue and mu go (TF stamps inside the grid finish),
 #     and whether the warm run shortens them (tl_FW beside tl_F, bf16 M = 8 and 64);
 #  2. whether L2 limits max_dim 1 at M = 64 (ncu, M = 8 against M = 64);
-#  3. A G I W GW X X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I), the warm
-#     run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output);
+#  3. A G I W GW X U U X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I), the
+#     warm run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output), the
+#     uniform warpgroup index (U: two-consumer k-loops without R2UR, the M > 64 rows);
 #  4. two passes of bench/matrix_md0_cluster.txt (the table's clusters-of-2 max_dim 0 picks against clusters of 1);
 #  5. W's correctness: the swapab GPU suites, then racecheck on swapab_md0_slots (the warm run writes sh and reads
 #     gcol before the epilogues), then the determinism suite (every kernel, bit for bit over repeated forwards).
@@ -37,7 +45,7 @@ for m in 8 64; do
   echo "ncu m$m rc $? t=$(el)" >> $O/steps.txt
 done
 D="--dispatch tile_configs/dispatch/h200.tsv"
-for step in A_1 G_1 I_1 W_1 GW_1 X_1 X_2 GW_2 W_2 I_2 G_2 A_2; do
+for step in A_1 G_1 I_1 W_1 GW_1 X_1 U_1 U_2 X_2 GW_2 W_2 I_2 G_2 A_2; do
   bin=bundle/bin/maxgemm_bench; [ ${step%_*} != A ] && bin=bundle/bin/bench_${step%_*}
   timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
   echo "ab $step rc $? t=$(el)" >> $O/steps.txt
