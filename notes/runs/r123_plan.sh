@@ -1,7 +1,9 @@
 # prepared run 123 (sessions 22 and 23 had no device machine): run 122's plan (never run: session 21 found no device;
 # its script, notes/runs/r122_plan.sh, is deleted: this one runs all of it) plus THE WARM RUN
 # (notes/runs/r123_plan_warm_finish.diff), its timeline, its GPU tests and a racecheck of them, and U (the warpgroup
-# index made warp-uniform, notes/runs/r123_plan_uniform_wg.diff). The binaries (maxgemm, maxgemm_bench: main's):
+# index made warp-uniform, notes/runs/r123_plan_uniform_wg.diff) and EU (U plus the early issue by elect.sync,
+# notes/runs/r123_plan_early_issue_elect.diff; its GPU suites: run 124's plan, from this pack).
+# The binaries (maxgemm, maxgemm_bench: main's):
 # BIN tl_F maxgemm notes/runs/r122_plan_finish_timeline.diff
 # BIN tl_FW maxgemm notes/runs/r123_plan_finish_timeline_warm.diff
 # BIN bench_G maxgemm_bench notes/runs/r122_plan_gelu_f32.diff
@@ -11,6 +13,8 @@
 # BIN bench_GW maxgemm_bench notes/runs/r123_plan_gelu_f32_warm.diff
 # BIN bench_X maxgemm_bench notes/runs/r123_plan_w128_small_m.diff
 # BIN bench_U maxgemm_bench notes/runs/r123_plan_uniform_wg.diff
+# BIN bench_EU maxgemm_bench notes/runs/r123_plan_early_issue_elect.diff
+# BIN test_EU test_maxgemm notes/runs/r123_plan_early_issue_elect.diff
 # bundle/ is gitignored and a new checkout has none: build and pack it first (no GPU needed, ~15-20 minutes on 2
 # cores), then the device command (carry ["bundle"]):
 #   tools/pack_bundle.sh notes/runs/r123_plan.sh
@@ -22,12 +26,13 @@
 #  1. where max_dim 0's ~1.8-2 us between the slowest CTA's epilogue and mu go (TF stamps inside the grid finish),
 #     and whether the warm run shortens them (tl_FW beside tl_F, bf16 M = 8 and 64);
 #  2. whether L2 limits max_dim 1 at M = 64 (ncu, M = 8 against M = 64);
-#  3. A G I W GW X U U X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I), the
-#     warm run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output), the
-#     uniform warpgroup index (U: two-consumer k-loops without R2UR, the M > 64 rows);
+#  3. A G I W GW X U EU EU U X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I),
+#     the warm run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output),
+#     the uniform warpgroup index (U: two-consumer k-loops without R2UR, the M > 64 rows), U with the early issue
+#     (EU: the first stages issued before the CTA barrier, the M <= 64 rows);
 #  4. two passes of bench/matrix_md0_cluster.txt (the table's clusters-of-2 max_dim 0 picks against clusters of 1);
 #  5. W's correctness: the swapab GPU suites, then racecheck on swapab_md0_slots (the warm run writes sh and reads
-#     gcol before the epilogues), then the determinism suite (every kernel, bit for bit over repeated forwards).
+#     gcol before the epilogues). The determinism suites of W and EU and EU's own suites: run 124 (same pack).
 O=$1/r123; mkdir -p $O
 export LD_LIBRARY_PATH=$PWD/bundle/lib:/usr/local/cuda/lib64
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
@@ -45,7 +50,7 @@ for m in 8 64; do
   echo "ncu m$m rc $? t=$(el)" >> $O/steps.txt
 done
 D="--dispatch tile_configs/dispatch/h200.tsv"
-for step in A_1 G_1 I_1 W_1 GW_1 X_1 U_1 U_2 X_2 GW_2 W_2 I_2 G_2 A_2; do
+for step in A_1 G_1 I_1 W_1 GW_1 X_1 U_1 EU_1 EU_2 U_2 X_2 GW_2 W_2 I_2 G_2 A_2; do
   bin=bundle/bin/maxgemm_bench; [ ${step%_*} != A ] && bin=bundle/bin/bench_${step%_*}
   timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
   echo "ab $step rc $? t=$(el)" >> $O/steps.txt
@@ -61,7 +66,4 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 timeout 90 $SAN --tool racecheck --target-processes all --error-exitcode 99 bundle/bin/test_W --jobs 1 \
   --filter 'gpu_kernels/swapab_md0_slots' > $O/racecheck_W.log 2>&1
 echo "racecheck_W rc $? t=$(el)" >> $O/steps.txt
-tar czf $1/r123.tgz -C $1 r123
-timeout 150 bundle/bin/test_W --jobs 1 --filter 'gpu_determinism/*' > $O/test_W_determinism.log 2>&1
-echo "test_W determinism rc $? t=$(el)" >> $O/steps.txt
 tar czf $1/r123.tgz -C $1 r123
