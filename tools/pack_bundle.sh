@@ -50,6 +50,13 @@ while read -r name target diff; do
         : "${want_tests[$diff]:=}"
     fi
 done <<< "$lines"
+# every diff must apply to HEAD (patch -p1, as tools/variant_build.sh applies it) before anything is built: a plan
+# prepared sessions ago may have drifted
+bad=0
+for diff in "${!want_tests[@]}"; do
+    patch -p1 --dry-run -s -f < "$diff" > /dev/null 2>&1 || { echo "pack_bundle: $diff does not apply to HEAD ($(git rev-parse --short HEAD)): rebase it first" >&2; bad=1; }
+done
+[ $bad -eq 0 ] || exit 1
 declare -A vdir
 for diff in "${!want_tests[@]}"; do
     tag=$(basename "$diff" .diff)
