@@ -32,12 +32,7 @@ if ! git diff --quiet HEAD -- Makefile src kernels bench tile_configs tools test
     exit 2
 fi
 
-# main's binaries, as `make bundle` lays them out
-make -j"${JOBS:-$(nproc)}" BUILD="$seed" all "$seed/test_maxgemm" "$seed/probe_l2" > /tmp/pack_bundle_main.log 2>&1 || {
-    tail -n 30 /tmp/pack_bundle_main.log >&2; echo "pack_bundle: main's build failed" >&2; exit 1; }
-make BUILD="$seed" bundle > /dev/null
-
-# the variants: one build per distinct diff (with its test binary if any BIN line asks for one)
+# the BIN lines; the variants: one build per distinct diff (with its test binary if any BIN line asks for one)
 declare -A want_tests
 lines=$(sed -n 's/^# BIN //p' "$plan")
 [ -n "$lines" ] || echo "pack_bundle: $plan names no BIN lines: main's binaries only" >&2
@@ -57,12 +52,17 @@ for diff in "${!want_tests[@]}"; do
     patch -p1 --dry-run -s -f < "$diff" > /dev/null 2>&1 || { echo "pack_bundle: $diff does not apply to HEAD ($(git rev-parse --short HEAD)): rebase it first" >&2; bad=1; }
 done
 [ $bad -eq 0 ] || exit 1
+# main's binaries, as `make bundle` lays them out
+make -j"${JOBS:-$(nproc)}" BUILD="$seed" all "$seed/test_maxgemm" "$seed/probe_l2" > /tmp/pack_bundle_main.log 2>&1 || {
+    tail -n 30 /tmp/pack_bundle_main.log >&2; echo "pack_bundle: main's build failed" >&2; exit 1; }
+
 declare -A vdir
 for diff in "${!want_tests[@]}"; do
     tag=$(basename "$diff" .diff)
     SEED=$seed TESTS=${want_tests[$diff]} JOBS=${JOBS:-$(nproc)} tools/variant_build.sh "$tag" "$diff" build/variants
     vdir[$diff]=build/variants/$tag
 done
+make BUILD="$seed" bundle > /dev/null   # only now: a failed build above leaves the last pack in place
 while read -r name target diff; do
     [ -n "$name" ] || continue
     if [ -n "${diff:-}" ]; then src=${vdir[$diff]}/$target; else src=$seed/$target; fi
