@@ -103,8 +103,9 @@ typedef struct mg_options {
     mg_switch fuse;         /* kernel 8 finishes the forward (no finalize launch after it): max_dim 1 in the kernel
                              * with no wait at its end (THE START TICKET), max_dim 0 by every CTA in one cooperative
                              * launch in clusters of 1, the CTAs' sums exchanged through tagged slots (THE GRID
-                             * FINISH, kernels/swapab_finish.cuh) (AUTO, the default); never (OFF: the shared finalize kernels); FORCE: as AUTO, and
-                             * max_dim 0 in clusters of 2 by the last CTA, up to N = 16384, refusing wider N */
+                             * FINISH, kernels/swapab_finish.cuh) (AUTO, the default); never (OFF: the shared
+                             * finalize kernels); FORCE: as AUTO, and max_dim 0 in clusters of 2 by the last CTA, up
+                             * to N = 16384, refusing wider N */
     mg_mcast mcast;         /* kernel 8 in clusters of 2: which operand the two CTAs share and multicast (AUTO: its
                              * policy; W or X: that one); nothing in clusters of 1 */
 } mg_options;
