@@ -38,7 +38,7 @@ if [ -n "${SEED:-}" ]; then
     # the seed's objects, newer than the scratch tree's checked-out sources; then the patch, newer than both
     seed=$(realpath "$SEED")
     case "$seed/" in "$root"/*) bdir=${seed#"$root"/} ;; *) echo "variant_build: SEED=$SEED is not inside $root" >&2; exit 2 ;; esac
-    if ! git -C "$root" diff --quiet HEAD -- Makefile src kernels bench tile_configs tools; then
+    if ! git -C "$root" diff --quiet HEAD -- Makefile src kernels bench tile_configs tools test; then
         echo "variant_build: SEED=$SEED: the checkout has uncommitted changes to what the build reads; the seed must be a build of HEAD (commit, or build without SEED)" >&2
         exit 2
     fi
