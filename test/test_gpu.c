@@ -992,26 +992,67 @@ Test(gpu_kernels, ws_tile_configs, .timeout = 900) {
 
 /* ---- kernel 8 (wgmma_swapab): split-K ------------------------------------------------------------------------------ */
 
-/* One pass of kernel 8 under the options in g_opt: every precision it claims, both max_dims, the api shapes through
- * the public API (seed api_seed + shape index, tag), every planted kind at each planted shape (seed plant_seed + shape
- * index, 16 tag + kind), then the partial maxima of the pm shapes against fp64. Returns the cases run. */
-static int swapab_option_pass(const mg_kernel *kern, cudaStream_t st, const shape3 *api, int napi, int api_seed,
-                              const shape3 *planted, int nplanted, int plant_seed, int tag, const shape3 *pm, int npm) {
+/* Kernel 8's option sweeps: each pass sets some of these options over the defaults (a field left 0 keeps its default:
+ * 0 is every one's default), and its tag keeps its cases' seeds apart from the other passes'. */
+typedef struct {
+    int splits, x_tile, cluster;
+    mg_mcast mcast;
+    mg_switch fuse;
+    int tag;
+} swapab_pass;
+
+/* The cases each pass of one sweep runs: the api shapes through the public API (seed api_seed + shape index), every
+ * planted kind at each planted shape (seed plant_seed + shape index), the partial maxima of the pm shapes. */
+typedef struct {
+    const shape3 *api;
+    int napi, api_seed;
+    const shape3 *planted;
+    int nplanted, plant_seed;
+    const shape3 *pm;
+    int npm;
+} swapab_cases;
+#define SWAPAB_N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* One pass of kernel 8 under the options in g_opt: every precision it claims, both max_dims, cs's api shapes through
+ * the public API (variant tag), every planted kind at each planted shape (variant 16 tag + kind), then the partial
+ * maxima of its pm shapes against fp64. Returns the cases run. */
+static int swapab_option_pass(const mg_kernel *kern, cudaStream_t st, const swapab_cases *cs, int tag) {
     int ran = 0;
     for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
         if (!(kern->precisions & (1u << prec))) continue;
-        for (int si = 0; si < napi; si++)
+        for (int si = 0; si < cs->napi; si++)
             for (int md = 1; md >= 0; md--)
-                ran += run_case(kern, (mg_precision)prec, api[si].m, api[si].n, api[si].k, md,
-                                case_seed(kern->id, prec, api_seed + si, md, tag), PLANT_NONE, st);
+                ran += run_case(kern, (mg_precision)prec, cs->api[si].m, cs->api[si].n, cs->api[si].k, md,
+                                case_seed(kern->id, prec, cs->api_seed + si, md, tag), PLANT_NONE, st);
         for (int kind = PLANT_X; kind < PLANT_COUNT; kind++)
             for (int md = 1; md >= 0; md--)
-                for (int pi = 0; pi < nplanted; pi++)
-                    ran += run_case(kern, (mg_precision)prec, planted[pi].m, planted[pi].n, planted[pi].k, md,
-                                    case_seed(kern->id, prec, plant_seed + pi, md, 16 * tag + kind), (plant_kind)kind,
-                                    st);
+                for (int pi = 0; pi < cs->nplanted; pi++)
+                    ran += run_case(kern, (mg_precision)prec, cs->planted[pi].m, cs->planted[pi].n, cs->planted[pi].k,
+                                    md, case_seed(kern->id, prec, cs->plant_seed + pi, md, 16 * tag + kind),
+                                    (plant_kind)kind, st);
     }
-    return ran + partial_maxima_cases(kern, pm, npm, NULL, NULL);
+    return ran + partial_maxima_cases(kern, cs->pm, cs->npm, NULL, NULL);
+}
+
+/* Runs cs under each pass's options in turn (skips where kernel 8 cannot run); a pass with no case run fails. */
+static void swapab_option_sweep(const swapab_cases *cs, const swapab_pass *passes, int npasses) {
+    const mg_kernel *kern = kernel_or_skip(8);
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    for (int i = 0; i < npasses; i++) {
+        const swapab_pass *q = &passes[i];
+        opt_reset();
+        g_opt.splits = q->splits;
+        g_opt.x_tile = q->x_tile;
+        g_opt.cluster = q->cluster;
+        g_opt.mcast = q->mcast;
+        g_opt.fuse = q->fuse;
+        cr_expect(swapab_option_pass(kern, st, cs, q->tag) > 0,
+                  "pass %d (splits %d, x_tile %d, cluster %d, mcast %d, fuse %d): no case ran", i, q->splits, q->x_tile,
+                  q->cluster, (int)q->mcast, (int)q->fuse);
+    }
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* Kernel 8 with its split-K forced (mg_options.splits = 2, 3, 4: the generic suites meet it at S = 1 only on an H200,
@@ -1020,25 +1061,18 @@ static int swapab_option_pass(const mg_kernel *kern, cudaStream_t st, const shap
  * long enough to split) and in the partial maxima against fp64. */
 Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel_or_skip(8);
-    cudaStream_t st;
-    MG_TEST_CUDA(cudaStreamCreate(&st));
-    const shape3 api[] = {{2, 1000, 4100}, {127, 257, 1000}, {256, 8192, 1024}, {65, 700, 3000}, {200, 1000, 1032},
-                          {16, 64, 777}};
-    const shape3 pm[] = {{1, 1000, 2048}, {3, 5000, 4100}, {127, 257, 1000}, {256, 2048, 1024}, {64, 130, 999}};
-    const shape3 planted[] = {{127, 257, 1000}};
+    static const shape3 api[] = {{2, 1000, 4100}, {127, 257, 1000}, {256, 8192, 1024}, {65, 700, 3000},
+                                 {200, 1000, 1032}, {16, 64, 777}};
+    static const shape3 pm[] = {{1, 1000, 2048}, {3, 5000, 4100}, {127, 257, 1000}, {256, 2048, 1024}, {64, 130, 999}};
+    static const shape3 planted[] = {{127, 257, 1000}};
+    const swapab_cases cs = {api, SWAPAB_N(api), 100, planted, SWAPAB_N(planted), 110, pm, SWAPAB_N(pm)};
     /* the last two passes in clusters of 2 (two-consumer tiles, M > 64; the others are refused and skipped) */
-    const int splits[] = {2, 3, 4, 2, 3}, clusters[] = {1, 1, 1, 2, 2};
-    for (int i = 0; i < 5; i++) {
-        opt_reset();
-        g_opt.splits = splits[i];
-        g_opt.cluster = clusters[i];
-        const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 100, planted, 1, 110,
-                                           splits[i], pm, (int)(sizeof pm / sizeof pm[0]));
-        cr_expect(ran > 0, "--splits %d --cluster %d: no case ran", splits[i], clusters[i]);
-    }
-    opt_reset();
-    MG_TEST_CUDA(cudaStreamDestroy(st));
+    static const swapab_pass passes[] = {
+        {.splits = 2, .cluster = 1, .tag = 2}, {.splits = 3, .cluster = 1, .tag = 3},
+        {.splits = 4, .cluster = 1, .tag = 4}, {.splits = 2, .cluster = 2, .tag = 2},
+        {.splits = 3, .cluster = 2, .tag = 3},
+    };
+    swapab_option_sweep(&cs, passes, SWAPAB_N(passes));
 }
 
 /* Kernel 8 with several x tiles (M > 256 by its policy; below, mg_options.x_tile narrower than M): every x tile's
@@ -1050,34 +1084,32 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
  * tiles to an even count, N = 130 and 520 leave the second CTA's tile past N). */
 Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel_or_skip(8);
-    cudaStream_t st;
-    MG_TEST_CUDA(cudaStreamCreate(&st));
     /* 600 x 8192, 550 x 8000 and 720 x 8192 (with the policy's x tile): 256 W rows per tile (two slabs per consumer,
      * 4 x n152 and 4 x n192) */
-    const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000}, {1024, 700, 72},
-                          {600, 8192, 200}, {550, 8000, 72}, {720, 8192, 136}};
-    const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
-    const shape3 planted[] = {{600, 257, 1000}, {600, 8192, 264}};
-    /* x_tile 64 at these M: the two-consumer w128_n64 sibling (several x tiles) */
-    const int widths[] = {0, 8, 64, 96, 152, 256, 0, 64, 96, 152, 256, 0, 96, 152, 256},
-              clusters[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2};
-    const mg_mcast mcasts[] = {MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO,
-                               MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO, MG_MCAST_AUTO,
-                               MG_MCAST_X,    MG_MCAST_X,    MG_MCAST_X,    MG_MCAST_X};
-    _Static_assert(sizeof widths == sizeof clusters && sizeof widths / sizeof widths[0] == sizeof mcasts / sizeof mcasts[0],
-                   "one cluster and mcast per width");
-    for (int i = 0; i < (int)(sizeof widths / sizeof widths[0]); i++) {
-        opt_reset();
-        g_opt.x_tile = widths[i];
-        g_opt.cluster = clusters[i];
-        g_opt.mcast = mcasts[i];
-        const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 120, planted, 2, 130,
-                                           widths[i], pm, (int)(sizeof pm / sizeof pm[0]));
-        cr_expect(ran > 0, "--x-tile %d --cluster %d --mcast %d: no case ran", widths[i], clusters[i], (int)mcasts[i]);
-    }
-    opt_reset();
-    MG_TEST_CUDA(cudaStreamDestroy(st));
+    static const shape3 api[] = {{300, 1000, 4100}, {600, 520, 264}, {1000, 257, 129}, {257, 130, 1000},
+                                 {1024, 700, 72},   {600, 8192, 200}, {550, 8000, 72}, {720, 8192, 136}};
+    static const shape3 pm[] = {{300, 2000, 520}, {601, 1799, 264}, {1000, 257, 129}, {552, 8100, 40}};
+    static const shape3 planted[] = {{600, 257, 1000}, {600, 8192, 264}};
+    const swapab_cases cs = {api, SWAPAB_N(api), 120, planted, SWAPAB_N(planted), 130, pm, SWAPAB_N(pm)};
+    /* x_tile 64 at these M: the two-consumer w128_n64 sibling (several x tiles); the tag is the width */
+    static const swapab_pass passes[] = {
+        {.x_tile = 0, .cluster = 1},
+        {.x_tile = 8, .cluster = 1, .tag = 8},
+        {.x_tile = 64, .cluster = 1, .tag = 64},
+        {.x_tile = 96, .cluster = 1, .tag = 96},
+        {.x_tile = 152, .cluster = 1, .tag = 152},
+        {.x_tile = 256, .cluster = 1, .tag = 256},
+        {.x_tile = 0, .cluster = 2},
+        {.x_tile = 64, .cluster = 2, .tag = 64},
+        {.x_tile = 96, .cluster = 2, .tag = 96},
+        {.x_tile = 152, .cluster = 2, .tag = 152},
+        {.x_tile = 256, .cluster = 2, .tag = 256},
+        {.x_tile = 0, .cluster = 2, .mcast = MG_MCAST_X},
+        {.x_tile = 96, .cluster = 2, .mcast = MG_MCAST_X, .tag = 96},
+        {.x_tile = 152, .cluster = 2, .mcast = MG_MCAST_X, .tag = 152},
+        {.x_tile = 256, .cluster = 2, .mcast = MG_MCAST_X, .tag = 256},
+    };
+    swapab_option_sweep(&cs, passes, SWAPAB_N(passes));
 }
 
 /* Kernel 8's finish under each fuse option: auto (the default, which every other kernel 8 test meets: the start
@@ -1091,22 +1123,17 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
  * option, never run another way, while the grid finish takes it in clusters of 1. */
 Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
     MG_TEST_NEED_GPU();
-    const mg_kernel *kern = kernel_or_skip(8);
-    cudaStream_t st;
-    MG_TEST_CUDA(cudaStreamCreate(&st));
-    const shape3 api[] = {{1, 1000, 4100}, {64, 8192, 1024}, {127, 257, 129}, {300, 1000, 264}, {5, 7, 0},
-                          {600, 8192, 72}};
-    const shape3 pm[] = {{1, 1000, 2048}, {256, 2048, 1024}, {600, 8192, 72}, {3, 16384, 64}};
-    const shape3 planted[] = {{127, 257, 1000}, {600, 520, 264}};
-    const mg_switch modes[] = {MG_SWITCH_OFF, MG_SWITCH_FORCE, MG_SWITCH_FORCE};
-    for (int i = 0; i < 3; i++) {
-        opt_reset();
-        g_opt.fuse = modes[i];
-        g_opt.cluster = i == 2 ? 2 : 0;
-        const int ran = swapab_option_pass(kern, st, api, (int)(sizeof api / sizeof api[0]), 140, planted, 2, 150,
-                                           3 + i, pm, (int)(sizeof pm / sizeof pm[0]));
-        cr_expect(ran > 0, "--fuse %s%s: no case ran", i ? "force" : "off", i == 2 ? " --cluster 2" : "");
-    }
+    static const shape3 api[] = {{1, 1000, 4100}, {64, 8192, 1024}, {127, 257, 129}, {300, 1000, 264}, {5, 7, 0},
+                                 {600, 8192, 72}};
+    static const shape3 pm[] = {{1, 1000, 2048}, {256, 2048, 1024}, {600, 8192, 72}, {3, 16384, 64}};
+    static const shape3 planted[] = {{127, 257, 1000}, {600, 520, 264}};
+    const swapab_cases cs = {api, SWAPAB_N(api), 140, planted, SWAPAB_N(planted), 150, pm, SWAPAB_N(pm)};
+    static const swapab_pass passes[] = {
+        {.fuse = MG_SWITCH_OFF, .tag = 3},
+        {.fuse = MG_SWITCH_FORCE, .tag = 4},
+        {.fuse = MG_SWITCH_FORCE, .cluster = 2, .tag = 5},
+    };
+    swapab_option_sweep(&cs, passes, SWAPAB_N(passes));
     mg_plan_desc d = mg_plan_desc_default();
     d.m = 96;
     d.n = MG_SAB_FUSE_MAX_N + 8;
@@ -1134,7 +1161,6 @@ Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
     }
     mg_plan_destroy(plan);
     opt_reset();
-    MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
 /* Kernel 8's split-K is deterministic: the same inputs, S forced, RUNS launches back to back on one stream (each into
