@@ -2,7 +2,9 @@
 # its script, notes/runs/r122_plan.sh, is deleted: this one runs all of it) plus THE WARM RUN
 # (notes/runs/r123_plan_warm_finish.diff), its timeline, its GPU tests and a racecheck of them, and U (the warpgroup
 # index made warp-uniform, notes/runs/r123_plan_uniform_wg.diff) and EU (U plus the early issue by elect.sync,
-# notes/runs/r123_plan_early_issue_elect.diff; its GPU suites: run 124's plan, from this pack).
+# notes/runs/r123_plan_early_issue_elect.diff; its GPU suites: run 124's plan, from this pack), and C, the merge
+# candidate (EU with G and W: notes/runs/r123_plan_combined.diff; its GPU suites and its full benchmark: run 125's
+# plan, from this pack).
 # The binaries (maxgemm, maxgemm_bench: main's):
 # BIN tl_F maxgemm notes/runs/r122_plan_finish_timeline.diff
 # BIN tl_FW maxgemm notes/runs/r123_plan_finish_timeline_warm.diff
@@ -15,21 +17,24 @@
 # BIN bench_U maxgemm_bench notes/runs/r123_plan_uniform_wg.diff
 # BIN bench_EU maxgemm_bench notes/runs/r123_plan_early_issue_elect.diff
 # BIN test_EU test_maxgemm notes/runs/r123_plan_early_issue_elect.diff
+# BIN bench_C maxgemm_bench notes/runs/r123_plan_combined.diff
+# BIN test_C test_maxgemm notes/runs/r123_plan_combined.diff
 # bundle/ is gitignored and a new checkout has none: build and pack it first (no GPU needed, ~15-20 minutes on 2
 # cores), then the device command (carry ["bundle"]):
 #   tools/pack_bundle.sh notes/runs/r123_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run123.sh $OUT
-# ~8 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_variants.py r123 (each
+# ~8.5 minutes. Read the timelines with tools/timeline_summary.py, the A/B with tools/ab_variants.py r123 (each
 # variant's times against A's by precision, max_dim and M range, and bf16's M <= 64 rows in us).
 #
 # What it answers (notes/18_small_m.md, "Session 22"):
 #  1. where max_dim 0's ~1.8-2 us between the slowest CTA's epilogue and mu go (TF stamps inside the grid finish),
 #     and whether the warm run shortens them (tl_FW beside tl_F, bf16 M = 8 and 64);
 #  2. whether L2 limits max_dim 1 at M = 64 (ncu, M = 8 against M = 64);
-#  3. A G I W GW X U EU EU U X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I),
+#  3. A G I W GW X U EU C C EU U X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I),
 #     the warm run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output),
 #     the uniform warpgroup index (U: two-consumer k-loops without R2UR, the M > 64 rows), U with the early issue
-#     (EU: the first stages issued before the CTA barrier, the M <= 64 rows);
+#     (EU: the first stages issued before the CTA barrier, the M <= 64 rows), and C (EU + GW: what would be merged if
+#     each wins; if C is ahead of A on every range and each part holds its own, run 125 tests and benchmarks C);
 #  4. two passes of bench/matrix_md0_cluster.txt (the table's clusters-of-2 max_dim 0 picks against clusters of 1);
 #  5. W's correctness: the swapab GPU suites, then racecheck on swapab_md0_slots (the warm run writes sh and reads
 #     gcol before the epilogues). The determinism suites of W and EU and EU's own suites: run 124 (same pack).
@@ -50,7 +55,7 @@ for m in 8 64; do
   echo "ncu m$m rc $? t=$(el)" >> $O/steps.txt
 done
 D="--dispatch tile_configs/dispatch/h200.tsv"
-for step in A_1 G_1 I_1 W_1 GW_1 X_1 U_1 EU_1 EU_2 U_2 X_2 GW_2 W_2 I_2 G_2 A_2; do
+for step in A_1 G_1 I_1 W_1 GW_1 X_1 U_1 EU_1 C_1 C_2 EU_2 U_2 X_2 GW_2 W_2 I_2 G_2 A_2; do
   bin=bundle/bin/maxgemm_bench; [ ${step%_*} != A ] && bin=bundle/bin/bench_${step%_*}
   timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
   echo "ab $step rc $? t=$(el)" >> $O/steps.txt
