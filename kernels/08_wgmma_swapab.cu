@@ -41,8 +41,9 @@
  * the grid finish (the default there): one cooperative launch, every CTA finishing its own
  * rows or a share of the N columns after one grid barrier, the CTAs' sums exchanged through tagged slots
  * (swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
- * consumers), taken only with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
- * 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 / 1.04x against n128 split 2's 0.96).
+ * consumers), taken with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
+ * 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 / 1.04x against n128 split 2's 0.96),
+ * or by w_rows=128 at M <= 64 (one x tile, split by the rule: run 123's X; mg_options.w_rows picks any tile height).
  *
  * Shapes: any N >= 1, K >= 0, 1 <= M <= 1024 (supports() refuses larger M, where kernel 4's 128 x 256 tiles win, and
  * fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
@@ -201,7 +202,7 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     mg_sab_plan &pl = plan_of(lp);
     char why[160];
     const mg_sab_opts so = {opt ? opt->splits : 0, opt ? opt->x_tile : 0, opt ? opt->cluster : 0,
-                            opt ? (int)opt->fuse : 0, opt ? (int)opt->mcast : 0};
+                            opt ? (int)opt->fuse : 0, opt ? (int)opt->mcast : 0, opt ? opt->w_rows : 0};
     if (mg_sab_make_plan(&kd, p->m, p->n, p->k, p->max_dim, (p->align & MG_ALIGN_X16) != 0, dev->num_sms, &so, &pl,
                          &lp->partial_rows, &lp->ws_bytes, why, sizeof why) != 0)
         return mg_set_error(MG_ERR_UNSUPPORTED, "%s", why);

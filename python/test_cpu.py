@@ -120,10 +120,13 @@ class Arguments(unittest.TestCase):
             maxgemm_torch.ModelNew(8, 4, 1, options={"no_such_option": 1})
         with self.assertRaises(TypeError):
             maxgemm_torch.ModelNew(8, 4, 1, kernel=1.5)
-        # kernel 8's x tile (a multiple of 8 up to 256) and cluster (0, 1, 2) are checked without the library
+        # kernel 8's x tile (a multiple of 8 up to 256), cluster (0, 1, 2) and W rows (0, 64, 128, 256) are checked
+        # without the library
         maxgemm_torch.ModelNew(8, 4, 1, options={"x_tile": 152, "cluster": 2, "fuse": "off", "mcast": "x"})
+        maxgemm_torch.ModelNew(8, 4, 1, options={"x_tile": 64, "w_rows": 128})
         for bad in ({"x_tile": 100}, {"x_tile": 264}, {"x_tile": True}, {"cluster": 3}, {"cluster": "2"},
-                    {"fuse": 1}, {"fuse": "on"}, {"mcast": "W"}, {"mcast": 2}):
+                    {"fuse": 1}, {"fuse": "on"}, {"mcast": "W"}, {"mcast": 2}, {"w_rows": 96}, {"w_rows": "128"},
+                    {"w_rows": True}):
             with self.assertRaises(ValueError, msg=str(bad)):
                 maxgemm_torch.ModelNew(8, 4, 1, options=bad)
 

@@ -238,6 +238,16 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
         opt->x_tile = (int)v;
         return 0;
     }
+    case MG_CLI_OPT_W_ROWS: {
+        int64_t v = 0;
+        if (int_opt(flag, val, 0, 256, "kernel 8's W rows per tile", &v, err, errlen)) return -1;
+        if (v != 0 && v != 64 && v != 128 && v != 256)
+            return fail(err, errlen,
+                        "%s: %lld W rows is not a tile height of kernel 8 (64, 128 or 256; 0 = its policy)", flag,
+                        (long long)v);
+        opt->w_rows = (int)v;
+        return 0;
+    }
     case MG_CLI_OPT_CLUSTER: {
         int64_t v = 0;
         if (int_opt(flag, val, 0, 2, "kernel 8's CTAs per cluster", &v, err, errlen)) return -1;

@@ -119,6 +119,7 @@ enum {
     MG_CLI_OPT_CLUSTER,
     MG_CLI_OPT_FUSE,
     MG_CLI_OPT_MCAST,
+    MG_CLI_OPT_W_ROWS,
     MG_CLI_OPT_END
 };
 #define MG_CLI_OPTION_LONGOPTS                                                                                     \
@@ -129,7 +130,8 @@ enum {
         {"shortcut-mode", required_argument, NULL, MG_CLI_OPT_SHORTCUT_MODE},                                      \
         {"verbose", no_argument, NULL, MG_CLI_OPT_VERBOSE}, {"splits", required_argument, NULL, MG_CLI_OPT_SPLITS}, \
         {"x-tile", required_argument, NULL, MG_CLI_OPT_X_TILE}, {"cluster", required_argument, NULL, MG_CLI_OPT_CLUSTER}, \
-        {"fuse", required_argument, NULL, MG_CLI_OPT_FUSE}, {"mcast", required_argument, NULL, MG_CLI_OPT_MCAST}
+        {"fuse", required_argument, NULL, MG_CLI_OPT_FUSE}, {"mcast", required_argument, NULL, MG_CLI_OPT_MCAST},   \
+        {"w-rows", required_argument, NULL, MG_CLI_OPT_W_ROWS}
 /* Their lines of --help. */
 #define MG_CLI_OPTION_HELP                                                                                         \
     "library options (mg_options; every plan of the run gets them, kernel 0's included):\n"                        \
@@ -148,6 +150,8 @@ enum {
     "                                            0 = its policy (default; src/swapab_policy.h)\n"                      \
     "      --x-tile NX                           kernel 8's x-tile width (wgmma's N: 8 .. 256, one of its\n"          \
     "                                            configurations); 0 = its policy (default)\n"                           \
+    "      --w-rows R                            kernel 8's W rows per tile, 64, 128 or 256 (its configurations of\n"  \
+    "                                            that height; 256 needs several x tiles); 0 = its policy (default)\n" \
     "      --cluster C                           kernel 8's CTAs per cluster sharing boxes by multicast, 1 or 2\n"   \
     "                                            (2: its two-consumer x tiles; W with an even number of x tiles, else\n"\
     "                                            x); 0 = its tile configuration's (default)\n"                         \

@@ -108,6 +108,9 @@ typedef struct mg_options {
                              * to N = 16384, refusing wider N */
     mg_mcast mcast;         /* kernel 8 in clusters of 2: which operand the two CTAs share and multicast (AUTO: its
                              * policy; W or X: that one); nothing in clusters of 1 */
+    int w_rows;             /* kernel 8: W rows per tile, 64, 128 or 256 (its configurations of that height only:
+                             * 128 at M <= 64 runs the 64-row x tile on two consumers, split by its rule; 256 needs
+                             * several x tiles); 0 (default): its policy */
 } mg_options;
 #define MG_X_TILE_MAX 256
 #define MG_SPLITS_MAX 16

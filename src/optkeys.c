@@ -21,6 +21,7 @@ static const struct optkey {
     [MG_OPTKEY_CLUSTER] = {"cluster", 1, {"auto"}, 2},
     [MG_OPTKEY_FUSE] = {"fuse", MG_SWITCH_COUNT, {"auto", "off", "force"}, 0},
     [MG_OPTKEY_MCAST] = {"mcast", MG_MCAST_COUNT, {"auto", "w", "x"}, 0},
+    [MG_OPTKEY_W_ROWS] = {"w_rows", 1, {"auto"}, 256},
 };
 _Static_assert(MG_TILES_AUTO == 0 && MG_TILES_MAIN == 1 && MG_TILES_MID == 2 && MG_TILES_SMALL == 3 &&
                    MG_TILES_N192 == 4 && MG_TILES_COUNT == 5,
@@ -71,6 +72,7 @@ int mg_optkey_get(const mg_options *o, int key) {
     case MG_OPTKEY_CLUSTER: return o->cluster;
     case MG_OPTKEY_FUSE: return (int)o->fuse;
     case MG_OPTKEY_MCAST: return (int)o->mcast;
+    case MG_OPTKEY_W_ROWS: return o->w_rows;
     default: return 0;
     }
 }
@@ -86,6 +88,7 @@ void mg_optkey_set(mg_options *o, int key, int value) {
     case MG_OPTKEY_CLUSTER: o->cluster = value; break;
     case MG_OPTKEY_FUSE: o->fuse = (mg_switch)value; break;
     case MG_OPTKEY_MCAST: o->mcast = (mg_mcast)value; break;
+    case MG_OPTKEY_W_ROWS: o->w_rows = value; break;
     default: break;
     }
 }

@@ -12,6 +12,8 @@
  *   cluster=auto|1|2                   mg_options.cluster (kernel 8's CTAs per cluster; auto = 0)
  *   fuse=auto|off|force                mg_options.fuse (mg_switch: kernel 8's finish in the kernel)
  *   mcast=auto|w|x                     mg_options.mcast (mg_mcast: what kernel 8's clusters of 2 multicast)
+ *   w_rows=auto|1..256                 mg_options.w_rows (kernel 8's W rows per tile; auto = 0; the library checks
+ *                                      that it is 64, 128 or 256)
  *
  * A value is the field's number: an enum's, or the integer itself; 0 is always "auto" (the kernel's own policy). An
  * option list is "auto" (no key set) or KEY=VALUE items joined by ',' with each key at most once, e.g.
@@ -38,6 +40,7 @@ enum {
     MG_OPTKEY_CLUSTER,
     MG_OPTKEY_FUSE,
     MG_OPTKEY_MCAST,
+    MG_OPTKEY_W_ROWS,
     MG_OPTKEY_COUNT
 };
 #define MG_OPTKEY_MAX_VALUES 32   /* distinct values of one key */

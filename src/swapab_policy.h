@@ -20,6 +20,12 @@
  * plans of the rule's configuration split, and the bounds hold for any option). With several x tiles it takes that
  * NX's two-consumer 128-W-row row where the NX has one: x_tile = 64 at M = 128 runs w128_n64 (2 x n64 on 64 W tiles,
  * 128 units, the dispatch table's pick there), not the one-consumer n64 (256 units in two waves).
+ * mg_options.w_rows (> 0: 64, 128 or 256) asks for tiles of that many W rows: the rule above among the configurations
+ * of that height only (w_rows = 128 at M <= 64: w128_n64, one x tile of 64 on 128 W rows with the split rule's S,
+ * where the rule takes a one-consumer 64-row tile; w_rows = 64 above 64: several one-consumer x tiles), with x_tile
+ * that NX's configuration of that height. 256 rows need several x tiles (two slabs per consumer never split; one x
+ * tile of them would leave most SMs idle): one x tile is refused. x_tile may still only narrow the x tile that the
+ * plan would take without it. The bounds cover every one-x-tile plan any w_rows allows.
  * CLUSTERS. A configuration's cluster column (or mg_options.cluster) 2 runs the two-consumer tiles in clusters of
  * 2 CTAs (kernels/swapab_kernel.cuh "CLUSTERS OF 2"). With an even number of x tiles (mg_sab_wcast; unless
  * mg_options.mcast asks for x) the two share one W tile (x tiles 2r, 2r + 1), each loading half of the W box by TMA
@@ -150,26 +156,33 @@ static inline long long mg_sab_multi_cost(const mg_sab_shape *c, long long m, lo
  * after it, so a sibling is never one x tile's); m larger (up to MG_SAB_MAX_M): the two-consumer configuration of
  * least mg_sab_multi_cost, ties to the later row; x_tile > 0: the first configuration with that nx, except that
  * several x tiles (m > x_tile) take the first two-consumer, 128-W-row one of that nx if there is one (x_tile=64:
- * w128_n64, 128 units at M = 128 and N = 8192, where the one-consumer n64 would make 256). -1 if none (m out of
- * range, or x_tile not a configuration's nx). */
-static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m, long long n, long long G, int x_tile) {
+ * w128_n64, 128 units at M = 128 and N = 8192, where the one-consumer n64 would make 256). w_rows > 0: only the
+ * configurations of that many W rows count, and with several x tiles any of them (one consumer too: w_rows = 64), and
+ * x_tile picks that nx's one of that height. -1 if none (m out of range, x_tile not a configuration's nx, or no
+ * configuration of that nx and height). */
+static inline int mg_sab_pick_cfg(const mg_sab_kernel *kd, long long m, long long n, long long G, int x_tile,
+                                  int w_rows) {
     if (m < 1 || m > MG_SAB_MAX_M) return -1;
     if (x_tile > 0) {
         int first = -1;
         for (int i = 0; i < kd->ncfg; i++) {
             const mg_sab_shape *c = &kd->cfg[i];
             if (c->nx != x_tile) continue;
+            if (w_rows > 0) {
+                if (c->wrows == w_rows) return i;
+                continue;
+            }
             if (first < 0) first = i;
             if (m > x_tile && c->consumers == 2 && c->wrows == 2 * MG_SAB_SLAB) return i;
         }
         return first;
     }
     for (int i = 0; i < kd->ncfg; i++)
-        if (kd->cfg[i].nx >= m) return i;
+        if (kd->cfg[i].nx >= m && (w_rows <= 0 || kd->cfg[i].wrows == w_rows)) return i;
     int best = -1;
     long long best_cost = 0;
     for (int i = 0; i < kd->ncfg; i++) {
-        if (kd->cfg[i].consumers != 2) continue;
+        if (w_rows > 0 ? kd->cfg[i].wrows != w_rows : kd->cfg[i].consumers != 2) continue;
         const long long c = mg_sab_multi_cost(&kd->cfg[i], m, n, G);
         if (best < 0 || c <= best_cost) {
             best = i;
@@ -337,7 +350,9 @@ static inline int mg_sab_partial_rows(long long n, long long xtiles, int max_dim
 }
 
 /* The most partial rows and workspace bytes of any plan for m <= M (<= MG_SAB_MAX_M), any options, any x alignment
- * (mg_kernel_ops::bounds). Several x tiles (an x_tile option, or m > 256) bring max_dim 0 rows, never split slots. */
+ * (mg_kernel_ops::bounds). Several x tiles (an x_tile option, or m > 256) bring max_dim 0 rows, never split slots. The
+ * heights a w_rows option can ask for one x tile: 64 and 128 (256 refuses one x tile). */
+#define MG_SAB_ONE_TILE_WROWS {0, 64, 128}
 static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long n, long long k, int max_dim,
                                  long long G, int *rows, size_t *ws) {
     if (M < 1) M = 1;
@@ -346,9 +361,15 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
     if (k > 0) {
         w += mg_sab_count_bytes(kd, n, k, G);
         w += mg_sab_x_bytes(M, mg_sab_padded_ld(k, kd->elem), kd->elem);   /* x may be copied (misaligned base) */
-        /* one x tile (the only plans that split) runs the rule's configuration for its m (an x_tile option may only
-         * narrow it): the configurations up to the one holding min(M, 256) */
-        const int last = mg_sab_pick_cfg(kd, M < MG_SAB_ONE_TILE_M ? M : MG_SAB_ONE_TILE_M, n, G, 0);
+        /* one x tile (the only plans that split) runs the rule's configuration for its m under its w_rows (an x_tile
+         * option may only narrow it): the configurations up to the last one holding min(M, 256) under any w_rows
+         * (the rows are in ascending nx, so a narrower or smaller m's pick comes earlier) */
+        const int heights[] = MG_SAB_ONE_TILE_WROWS;
+        int last = -1;
+        for (int h = 0; h < (int)(sizeof heights / sizeof heights[0]); h++) {
+            const int i = mg_sab_pick_cfg(kd, M < MG_SAB_ONE_TILE_M ? M : MG_SAB_ONE_TILE_M, n, G, 0, heights[h]);
+            if (i > last) last = i;
+        }
         size_t slots = 0;
         for (int i = 0; i <= (last < 0 ? kd->ncfg - 1 : last); i++) {
             const mg_sab_shape *c = &kd->cfg[i];
@@ -365,7 +386,7 @@ static inline void mg_sab_bounds(const mg_sab_kernel *kd, long long M, long long
  * fuses max_dim 1, OFF nothing, FORCE both max_dims and refuses a problem that is not fusable; mcast an mg_mcast:
  * mg_sab_wcast). */
 typedef struct mg_sab_opts {
-    int splits, x_tile, cluster, fuse, mcast;
+    int splits, x_tile, cluster, fuse, mcast, w_rows;
 } mg_sab_opts;
 
 /* Every decision for one launch (see mg_sab_plan). Returns 0, or -1 with why[] saying what cannot run. o: the
@@ -373,9 +394,9 @@ typedef struct mg_sab_opts {
 static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long long n, long long k, int max_dim,
                                    int x_aligned, long long G, const mg_sab_opts *o, mg_sab_plan *pl, int *rows,
                                    size_t *ws, char *why, size_t why_len) {
-    const mg_sab_opts none = {0, 0, 0, 0, 0};
+    const mg_sab_opts none = {0, 0, 0, 0, 0, 0};
     if (!o) o = &none;
-    const int opt_splits = o->splits, opt_x_tile = o->x_tile;
+    const int opt_splits = o->splits, opt_x_tile = o->x_tile, opt_w_rows = o->w_rows;
     mg_sab_plan z = {0};
     *pl = z;
     if (G <= 0) G = 1;
@@ -388,7 +409,20 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
                  m, MG_SAB_MAX_M);
         return -1;
     }
-    pl->cfg = mg_sab_pick_cfg(kd, m, n, G, opt_x_tile);
+    if (opt_w_rows != 0 && opt_w_rows != MG_SAB_SLAB && opt_w_rows != 2 * MG_SAB_SLAB &&
+        opt_w_rows != 4 * MG_SAB_SLAB) {
+        snprintf(why, why_len, "%s: w_rows = %d (64, 128 or 256 W rows per tile)", kd->name, opt_w_rows);
+        return -1;
+    }
+    pl->cfg = mg_sab_pick_cfg(kd, m, n, G, opt_x_tile, opt_w_rows);
+    if (pl->cfg < 0 && opt_w_rows > 0) {
+        if (opt_x_tile > 0)
+            snprintf(why, why_len, "%s: no tile of x_tile = %d and w_rows = %d (tile_configs/wgmma_swapab.cfg)",
+                     kd->name, opt_x_tile, opt_w_rows);
+        else
+            snprintf(why, why_len, "%s: no tile of w_rows = %d for M = %lld", kd->name, opt_w_rows, m);
+        return -1;
+    }
     if (pl->cfg < 0) {
         char list[96] = "";
         for (int i = 0, o = 0; i < kd->ncfg && o >= 0 && (size_t)o < sizeof list; i++) {
@@ -400,12 +434,18 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
         return -1;
     }
     if (opt_x_tile > 0 && m <= MG_SAB_ONE_TILE_M) {   /* above, every x tile is narrower than M: S = 1 */
-        const int rule = mg_sab_pick_cfg(kd, m, n, G, 0);
+        const int rule = mg_sab_pick_cfg(kd, m, n, G, 0, opt_w_rows);
         if (rule >= 0 && kd->cfg[pl->cfg].nx > kd->cfg[rule].nx) {
             snprintf(why, why_len, "%s: x_tile = %d is wider than M = %lld needs (n%d): it may only narrow the x tile",
                      kd->name, opt_x_tile, m, kd->cfg[rule].nx);
             return -1;
         }
+    }
+    if (opt_w_rows > 2 * MG_SAB_SLAB && mg_sab_cdiv(m, kd->cfg[pl->cfg].nx) < 2) {
+        snprintf(why, why_len, "%s: w_rows = %d needs several x tiles (M = %lld fits one of n%d): its two slabs per "
+                 "consumer never split K, so one x tile would leave most SMs idle", kd->name, opt_w_rows, m,
+                 kd->cfg[pl->cfg].nx);
+        return -1;
     }
     const mg_sab_shape *c = &kd->cfg[pl->cfg];
     pl->nx = c->nx;

@@ -33,9 +33,12 @@ Test(bench_matrix, row_options) {
     expect_error("row 4 bf16 1 64 8192 8192 tiles=main tiles=mid\n", 1, "given twice");
     expect_error("row 4 bf16 1 64 8192 8192 main\n", 1, "expected KEY=VALUE");
     expect_error("row 4 bf16 1 64 8192 8192 tiles=main streamk=off mixed_panels=off rem_split=off splits=2 x_tile=96 "
-                 "cluster=2 fuse=off mcast=x x=y\n", 1, "arguments");
+                 "cluster=2 fuse=off mcast=x w_rows=128 x=y\n", 1, "arguments");
     cr_assert_eq(parse("row 8 bf16 0 600 8192 8192 x_tile=152\n"), 0, "%s", err);
     cr_assert(mx.rows[0].opt.set == (1u << MG_OPTKEY_X_TILE) && mx.rows[0].opt.val[MG_OPTKEY_X_TILE] == 152);
+    cr_assert_eq(parse("row 8 bf16 1 32 8192 8192 x_tile=64 w_rows=128\n"), 0, "%s", err);
+    cr_assert(mx.rows[0].opt.set == ((1u << MG_OPTKEY_X_TILE) | (1u << MG_OPTKEY_W_ROWS)) &&
+              mx.rows[0].opt.val[MG_OPTKEY_W_ROWS] == 128);
 }
 
 Test(bench_matrix, variants_expand_per_kernel_but_not_kernel_0) {

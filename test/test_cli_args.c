@@ -714,6 +714,29 @@ Test(cli_args, x_tile_and_cluster_options) {
     cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--cluster C") != NULL, "run --help documents --cluster");
 }
 
+/* --w-rows R: kernel 8's W rows per tile (64, 128 or 256; the plan checks that a tile of that height fits the batch), 0
+ * (the policy) by default, also as the option key w_rows= of the matrices and dispatch tables. */
+Test(cli_args, w_rows_option) {
+    OK("run");
+    cr_assert(a.opt.w_rows == 0 && mg_options_default().w_rows == 0, "default: the kernel's policy");
+    OK("run", "--w-rows", "128", "--kernel", "8", "-m", "32");
+    cr_assert(a.opt.w_rows == 128 && a.kernel == 8);
+    OK("run", "--w-rows=256");
+    cr_assert(a.opt.w_rows == 256);
+    FAILS_WITH("--w-rows: 96 W rows is not a tile height of kernel 8 (64, 128 or 256; 0 = its policy)", "run",
+               "--w-rows", "96");
+    FAILS_WITH("--w-rows: '512' is out of range", "run", "--w-rows", "512");
+    FAILS_WITH("option --w-rows needs a value", "run", "--w-rows");
+    apply_int_option(MG_CLI_OPT_W_ROWS, "--w-rows", "64", "-64", MG_OPTKEY_W_ROWS, 64);
+    /* the key takes 1 .. 256 as text (a matrix row, a table row); the library checks the height (gpu_kernels/
+     * swapab_fuse_options: mg_plan_set_options refuses w_rows = 100) */
+    const int key = mg_optkey_find("w_rows", 6);
+    cr_assert(key == MG_OPTKEY_W_ROWS && mg_optkey_value(key, "128", 3) == 128 &&
+                  mg_optkey_value(key, "auto", 4) == 0 && mg_optkey_value(key, "257", 3) == -1,
+              "w_rows= takes auto and 1 .. 256");
+    cr_expect(strstr(mg_cli_usage(MG_CMD_RUN), "--w-rows R") != NULL, "run --help documents --w-rows");
+}
+
 /* --fuse auto|off|force: kernel 8's finish in the kernel (an mg_switch, auto by default), also as the option key
  * fuse= of the matrices and dispatch tables. */
 Test(cli_args, fuse_option) {

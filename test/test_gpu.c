@@ -998,7 +998,7 @@ typedef struct {
     int splits, x_tile, cluster;
     mg_mcast mcast;
     mg_switch fuse;
-    int tag;
+    int w_rows, tag;
 } swapab_pass;
 
 /* The cases each pass of one sweep runs: the api shapes through the public API (seed api_seed + shape index), every
@@ -1047,9 +1047,10 @@ static void swapab_option_sweep(const swapab_cases *cs, const swapab_pass *passe
         g_opt.cluster = q->cluster;
         g_opt.mcast = q->mcast;
         g_opt.fuse = q->fuse;
+        g_opt.w_rows = q->w_rows;
         cr_expect(swapab_option_pass(kern, st, cs, q->tag) > 0,
-                  "pass %d (splits %d, x_tile %d, cluster %d, mcast %d, fuse %d): no case ran", i, q->splits, q->x_tile,
-                  q->cluster, (int)q->mcast, (int)q->fuse);
+                  "pass %d (splits %d, x_tile %d, cluster %d, mcast %d, fuse %d, w_rows %d): no case ran", i, q->splits,
+                  q->x_tile, q->cluster, (int)q->mcast, (int)q->fuse, q->w_rows);
     }
     opt_reset();
     MG_TEST_CUDA(cudaStreamDestroy(st));
@@ -1058,7 +1059,8 @@ static void swapab_option_sweep(const swapab_cases *cs, const swapab_pass *passe
 /* Kernel 8 with its split-K forced (mg_options.splits = 2, 3, 4: the generic suites meet it at S = 1 only on an H200,
  * whose 132 SMs the small shapes' tiles leave half idle only where K is too short to split): through the public API
  * (odd shapes; M = 127, N = 257 and M = 65, N = 700 have a second consumer's slab wholly past N; planted NaN/inf at a K
- * long enough to split) and in the partial maxima against fp64. */
+ * long enough to split) and in the partial maxima against fp64; also w_rows = 128, which splits w128_n64's one x tile
+ * at M <= 64 (by the rule, then S = 3). */
 Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     MG_TEST_NEED_GPU();
     static const shape3 api[] = {{2, 1000, 4100}, {127, 257, 1000}, {256, 8192, 1024}, {65, 700, 3000},
@@ -1066,11 +1068,13 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
     static const shape3 pm[] = {{1, 1000, 2048}, {3, 5000, 4100}, {127, 257, 1000}, {256, 2048, 1024}, {64, 130, 999}};
     static const shape3 planted[] = {{127, 257, 1000}};
     const swapab_cases cs = {api, SWAPAB_N(api), 100, planted, SWAPAB_N(planted), 110, pm, SWAPAB_N(pm)};
-    /* the last two passes in clusters of 2 (two-consumer tiles, M > 64; the others are refused and skipped) */
+    /* two passes in clusters of 2 (two-consumer tiles, M > 64; the others are refused and skipped), then 128 W rows
+     * per tile (w_rows: M <= 64 on w128_n64, one x tile split by the rule, then forced to 3) */
     static const swapab_pass passes[] = {
         {.splits = 2, .cluster = 1, .tag = 2}, {.splits = 3, .cluster = 1, .tag = 3},
         {.splits = 4, .cluster = 1, .tag = 4}, {.splits = 2, .cluster = 2, .tag = 2},
-        {.splits = 3, .cluster = 2, .tag = 3},
+        {.splits = 3, .cluster = 2, .tag = 3}, {.w_rows = 128, .tag = 7},
+        {.splits = 3, .w_rows = 128, .tag = 8},
     };
     swapab_option_sweep(&cs, passes, SWAPAB_N(passes));
 }
@@ -1108,6 +1112,9 @@ Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
         {.x_tile = 96, .cluster = 2, .mcast = MG_MCAST_X, .tag = 96},
         {.x_tile = 152, .cluster = 2, .mcast = MG_MCAST_X, .tag = 152},
         {.x_tile = 256, .cluster = 2, .mcast = MG_MCAST_X, .tag = 256},
+        {.w_rows = 64, .tag = 1064},   /* several one-consumer x tiles */
+        {.w_rows = 128, .tag = 1128},
+        {.w_rows = 256, .tag = 1256},  /* the two-slab rows wherever M > their x tile */
     };
     swapab_option_sweep(&cs, passes, SWAPAB_N(passes));
 }
@@ -1159,6 +1166,18 @@ Test(gpu_kernels, swapab_fuse_options, .timeout = 900) {
                       "fuse=force --cluster 2 at N = %d max_dim 0: status %d, '%s'", MG_SAB_FUSE_MAX_N + 8, (int)s,
                       mg_last_error());
     }
+    /* w_rows: a height kernel 8 has no tile of is refused by the library; 256 rows on one x tile by the plan */
+    opt_reset();
+    g_opt.w_rows = 100;
+    cr_expect(mg_plan_set_options(plan, &g_opt) == MG_ERR_INVALID_ARG &&
+                  strstr(mg_last_error(), "options.w_rows = 100 (0 auto, or 64, 128, 256") != NULL,
+              "w_rows = 100: '%s'", mg_last_error());
+    opt_reset();
+    g_opt.w_rows = 256;
+    MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+    const mg_status s256 = mg_plan_describe(plan, 96, buf, sizeof buf);
+    cr_expect(s256 == MG_ERR_UNSUPPORTED && strstr(mg_last_error(), "w_rows = 256 needs several x tiles") != NULL,
+              "w_rows = 256 at M = 96: status %d, '%s'", (int)s256, mg_last_error());
     mg_plan_destroy(plan);
     opt_reset();
 }

@@ -18,7 +18,7 @@ static mg_sab_plan plan_xt(const mg_sab_kernel *kd, long long m, long long n, lo
                            long long G, int splits, int x_tile, int *rows, size_t *ws) {
     mg_sab_plan pl;
     char why[160] = "";
-    const mg_sab_opts o = {splits, x_tile, 0, 0, 0};
+    const mg_sab_opts o = {splits, x_tile, 0, 0, 0, 0};
     cr_assert_eq(mg_sab_make_plan(kd, m, n, k, md, x_aligned, G, &o, &pl, rows, ws, why, sizeof why), 0, "%s", why);
     return pl;
 }
@@ -44,7 +44,8 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
             cr_expect(c->consumers == 1 || c->consumers == 2, "cfg %d: %d consumers", i, c->consumers);
             if (i > last1) {
                 cr_expect(c->consumers == 2 && c->wrows == 256 && c->cluster == 1, "cfg %d: two slabs per consumer", i);
-                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx, 8192, SMS, c->nx) < i, 1, "cfg %d: its nx has a one-slab row", i);
+                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx, 8192, SMS, c->nx, 0) < i, 1, "cfg %d: its nx has a one-slab row",
+                             i);
                 continue;
             }
             cr_expect_eq(c->wrows, MG_SAB_SLAB * c->consumers, "cfg %d: bn = 64 x consumers", i);
@@ -56,8 +57,8 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
              * after n64), and x_tile = that nx then takes it for several x tiles only */
             if (i > 0 && c->nx == kd->cfg[i - 1].nx) {
                 cr_expect(c->consumers == 2 && kd->cfg[i - 1].consumers == 1, "cfg %d: a sibling of cfg %d", i, i - 1);
-                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx, 8192, SMS, c->nx), i - 1, "cfg %d: one x tile", i);
-                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx + 1, 8192, SMS, c->nx), i, "cfg %d: several x tiles", i);
+                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx, 8192, SMS, c->nx, 0), i - 1, "cfg %d: one x tile", i);
+                cr_expect_eq(mg_sab_pick_cfg(kd, c->nx + 1, 8192, SMS, c->nx, 0), i, "cfg %d: several x tiles", i);
             } else if (i > 0) {
                 cr_expect_gt(c->nx, kd->cfg[i - 1].nx, "ascending nx");
             }
@@ -72,19 +73,19 @@ Test(swapab_policy, configurations_are_well_formed, .init = describe_kernels) {
 /* Every m in 1..256 runs the smallest x tile that holds it (one x tile); m > 1024 runs none. */
 Test(swapab_policy, x_tile_is_the_smallest_holding_m, .init = describe_kernels) {
     for (int m = 1; m <= MG_SAB_ONE_TILE_M; m++) {
-        const int i = mg_sab_pick_cfg(&K8_BF16, m, 8192, SMS, 0);
+        const int i = mg_sab_pick_cfg(&K8_BF16, m, 8192, SMS, 0, 0);
         cr_assert(i >= 0, "m = %d: no configuration", m);
         cr_expect_geq(K8_BF16.cfg[i].nx, m, "m = %d", m);
         if (i > 0) cr_expect_lt(K8_BF16.cfg[i - 1].nx, m, "m = %d: a smaller tile would hold it", m);
-        cr_expect_eq(mg_sab_pick_cfg(&K8_TF32, m, 8192, SMS, 0), i);
+        cr_expect_eq(mg_sab_pick_cfg(&K8_TF32, m, 8192, SMS, 0, 0), i);
         int rows;
         size_t ws;
         const mg_sab_plan pl = plan_of(&K8_BF16, m, 8192, 8192, 0, 1, SMS, 0, &rows, &ws);
         cr_expect_eq(pl.xtiles, 1, "m = %d", m);
         cr_expect_eq(rows, 1, "m = %d: max_dim 0, one x tile: one partial row", m);
     }
-    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 0, 8192, SMS, 0), -1);
-    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, MG_SAB_MAX_M + 1, 8192, SMS, 0), -1);
+    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, 0, 8192, SMS, 0, 0), -1);
+    cr_expect_eq(mg_sab_pick_cfg(&K8_BF16, MG_SAB_MAX_M + 1, 8192, SMS, 0, 0), -1);
     int rows;
     size_t ws;
     mg_sab_plan pl;
@@ -157,12 +158,81 @@ Test(swapab_policy, x_tile_option, .init = describe_kernels) {
     cr_expect(pl.nx == 8 && pl.consumers == 1 && pl.xtiles == 75 && pl.tiles == 128 && rows == 75);
     mg_sab_plan bad;
     char why[160] = "";
-    const mg_sab_opts x192 = {0, 192, 0, 0, 0}, x40 = {0, 40, 0, 0, 0};
+    const mg_sab_opts x192 = {0, 192, 0, 0, 0, 0}, x40 = {0, 40, 0, 0, 0, 0};
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x192, &bad, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "x_tile = 192 is wider than M = 100 needs (n128)") != NULL, "why: %s", why);
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 100, 8192, 8192, 0, 1, SMS, &x40, &bad, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "x_tile = 40 is not one of its x-tile widths (8, 16, 32, 64, 96, 128, 152, 192, 256)") != NULL,
               "why: %s", why);
+}
+
+/* mg_options.w_rows: the configurations of that height only. 128 at M <= 64 is w128_n64 with one x tile and the
+ * split rule's S (2 at N = K = 8192: 128 units, what run 123's X measures against n8 .. n64); 64 above M = 64 several
+ * one-consumer x tiles; 256 the two-slab rows with several x tiles, refused for one; 0 the rule unchanged; x_tile that
+ * nx's row of that height, refused where there is none; any other height refused. */
+Test(swapab_policy, w_rows_option, .init = describe_kernels) {
+    const mg_sab_kernel *kds[] = {&K8_BF16, &K8_TF32};
+    int rows;
+    size_t ws;
+    char why[160] = "";
+    mg_sab_plan pl, rule;
+    for (int p = 0; p < 2; p++) {
+        const mg_sab_kernel *kd = kds[p];
+        const long long ms[] = {1, 8, 17, 32, 64};
+        for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+            const mg_sab_opts w128 = {0, 0, 0, 0, 0, 128};
+            cr_assert_eq(mg_sab_make_plan(kd, ms[i], 8192, 8192, 1, 1, SMS, &w128, &pl, &rows, &ws, why, sizeof why), 0,
+                         "%s", why);
+            cr_expect(pl.nx == 64 && pl.wrows == 128 && pl.consumers == 2 && pl.xtiles == 1 && pl.tiles == 64 &&
+                          pl.splits == 2 && pl.units == 128 && pl.grid == 128,
+                      "M = %lld w_rows 128: n%d, %d W rows, %d consumers, %d x tiles, S = %d, %d units", ms[i], pl.nx,
+                      pl.wrows, pl.consumers, pl.xtiles, pl.splits, pl.units);
+            const mg_sab_opts x64 = {0, 64, 0, 0, 0, 128};   /* the same tile, asked for by both options */
+            cr_assert_eq(mg_sab_make_plan(kd, ms[i], 8192, 8192, 0, 1, SMS, &x64, &pl, &rows, &ws, why, sizeof why), 0,
+                         "%s", why);
+            cr_expect(pl.nx == 64 && pl.wrows == 128 && pl.splits == 2 && rows == 1);
+            /* 0 and the rule's own height are the rule */
+            const mg_sab_opts w0 = {0, 0, 0, 0, 0, 0}, w64 = {0, 0, 0, 0, 0, 64};
+            cr_assert_eq(mg_sab_make_plan(kd, ms[i], 8192, 8192, 1, 1, SMS, &w0, &rule, &rows, &ws, why, sizeof why),
+                         0);
+            cr_assert_eq(mg_sab_make_plan(kd, ms[i], 8192, 8192, 1, 1, SMS, &w64, &pl, &rows, &ws, why, sizeof why), 0);
+            cr_expect(pl.cfg == rule.cfg && pl.splits == rule.splits && pl.wrows == 64 && pl.consumers == 1);
+        }
+        /* 64 rows above M = 64: several one-consumer x tiles, never split */
+        const mg_sab_opts w64 = {0, 0, 0, 0, 0, 64};
+        cr_assert_eq(mg_sab_make_plan(kd, 128, 8192, 8192, 0, 1, SMS, &w64, &pl, &rows, &ws, why, sizeof why), 0);
+        cr_expect(pl.wrows == 64 && pl.consumers == 1 && pl.xtiles >= 2 && pl.splits == 1 && rows == pl.xtiles);
+        /* 128 rows at M = 600: one of the 128-row rows, several x tiles */
+        const mg_sab_opts w128 = {0, 0, 0, 0, 0, 128};
+        cr_assert_eq(mg_sab_make_plan(kd, 600, 8192, 8192, 1, 1, SMS, &w128, &pl, &rows, &ws, why, sizeof why), 0);
+        cr_expect(pl.wrows == 128 && pl.consumers == 2 && pl.xtiles >= 3 && pl.splits == 1);
+        /* 256 rows: the rule's own tile at M = 600 (4 x n152); refused for one x tile */
+        const mg_sab_opts w256 = {0, 0, 0, 0, 0, 256}, w256x = {0, 152, 0, 0, 0, 256};
+        cr_assert_eq(mg_sab_make_plan(kd, 600, 8192, 8192, 1, 1, SMS, &w256, &pl, &rows, &ws, why, sizeof why), 0);
+        cr_assert_eq(mg_sab_make_plan(kd, 600, 8192, 8192, 1, 1, SMS, NULL, &rule, &rows, &ws, why, sizeof why), 0);
+        cr_expect(pl.cfg == rule.cfg && pl.wrows == 256 && pl.nx == 152 && pl.xtiles == 4);
+        cr_expect_eq(mg_sab_make_plan(kd, 100, 8192, 8192, 1, 1, SMS, &w256, &pl, &rows, &ws, why, sizeof why), -1);
+        cr_expect(strstr(why, "w_rows = 256 needs several x tiles (M = 100 fits one of n152)") != NULL, "why: %s", why);
+        cr_expect_eq(mg_sab_make_plan(kd, 152, 8192, 8192, 0, 1, SMS, &w256x, &pl, &rows, &ws, why, sizeof why), -1);
+        cr_expect(strstr(why, "needs several x tiles") != NULL, "why: %s", why);
+        cr_assert_eq(mg_sab_make_plan(kd, 153, 8192, 8192, 0, 1, SMS, &w256x, &pl, &rows, &ws, why, sizeof why), 0);
+        cr_expect(pl.wrows == 256 && pl.nx == 152 && pl.xtiles == 2 && pl.splits == 1);
+        /* no such tile, no such height; and x_tile still only narrows what the plan takes without it */
+        const mg_sab_opts x32 = {0, 32, 0, 0, 0, 128}, w96 = {0, 0, 0, 0, 0, 96}, x96 = {0, 96, 0, 0, 0, 128};
+        cr_expect_eq(mg_sab_make_plan(kd, 32, 8192, 8192, 1, 1, SMS, &x32, &pl, &rows, &ws, why, sizeof why), -1);
+        cr_expect(strstr(why, "no tile of x_tile = 32 and w_rows = 128") != NULL, "why: %s", why);
+        cr_expect_eq(mg_sab_make_plan(kd, 32, 8192, 8192, 1, 1, SMS, &w96, &pl, &rows, &ws, why, sizeof why), -1);
+        cr_expect(strstr(why, "w_rows = 96 (64, 128 or 256 W rows per tile)") != NULL, "why: %s", why);
+        cr_expect_eq(mg_sab_make_plan(kd, 32, 8192, 8192, 1, 1, SMS, &x96, &pl, &rows, &ws, why, sizeof why), -1);
+        cr_expect(strstr(why, "x_tile = 96 is wider than M = 32 needs (n64)") != NULL, "why: %s", why);
+        /* the workspace the library allocates for M = 8 holds the w_rows = 128 plan's split slots */
+        int brows;
+        size_t bws;
+        mg_sab_bounds(kd, 8, 8192, 8192, 1, SMS, &brows, &bws);
+        cr_assert_eq(mg_sab_make_plan(kd, 8, 8192, 8192, 1, 1, SMS, &w128, &pl, &rows, &ws, why, sizeof why), 0);
+        cr_expect(ws <= bws && pl.off_slots + mg_sab_slot_bytes(&kd->cfg[pl.cfg], pl.tiles, pl.splits) <= bws,
+                  "ws %zu, bound %zu", ws, bws);
+    }
 }
 
 /* The split rule at N = K = 8192 on 132 SMs (the brief's numbers): M <= 64: 128 tiles of 64 W rows, S = 1;
@@ -271,22 +341,22 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     size_t ws;
     mg_sab_plan pl;
     char why[200] = "";
-    const mg_sab_opts c1 = {0, 0, 1, 0, 0}, c2 = {0, 0, 2, 0, 0};
+    const mg_sab_opts c1 = {0, 0, 1, 0, 0, 0}, c2 = {0, 0, 2, 0, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.nx == 152 && pl.tiles == 64 && pl.units == 128 && pl.grid == 128,
               "2 x n152: W multicast (a cluster's CTAs on one W tile, x tiles 0 and 1)");
-    const mg_sab_opts c2x = {0, 192, 2, 0, 0};   /* x_tile 192: the 128-row n192 */
+    const mg_sab_opts c2x = {0, 192, 2, 0, 0, 0};   /* x_tile 192: the 128-row n192 */
     cr_assert_eq(mg_sab_make_plan(&K8_TF32, 768, 8192, 8192, 0, 1, SMS, &c2x, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.nx == 192 && pl.wrows == 128 && pl.xtiles == 4 &&
               pl.units == 256 && pl.grid == 132 && rows == 4);
     /* an odd number of x tiles: the x multicast (W tiles 2q, 2q + 1 of one x tile), the W tiles padded to even */
-    const mg_sab_opts c2w = {0, 256, 2, 0, 0};
+    const mg_sab_opts c2w = {0, 256, 2, 0, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 600, 300, 8192, 1, 1, SMS, &c2w, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.xtiles == 3 && pl.tiles == 3 && pl.units == 4 * 3 &&
               pl.grid % 2 == 0, "3 x n256 on 3 W tiles: x multicast, %d units", pl.units);
     /* the W multicast pads nothing: 3 W tiles x 2 x tiles = 6 units, each cluster on one W tile (x_tile 152: at
      * N = 300 the rule itself takes 5 x n64, one wave of 15 units) */
-    const mg_sab_opts c2n = {0, 152, 2, 0, 0};
+    const mg_sab_opts c2n = {0, 152, 2, 0, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 300, 8192, 1, 1, SMS, &c2n, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.tiles == 3 && pl.xtiles == 2 && pl.units == 6 && pl.grid == 6);
     /* one x tile: the x multicast (the CTAs of a cluster share the x tile and split) */
@@ -307,13 +377,14 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     cr_expect(pl.cluster == 1 && pl.nx == 8 && pl.units == 128, "a one-consumer tile: clusters of 1");
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, 1, &c2, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 1 && pl.grid == 1, "one SM: clusters of 1");
-    const mg_sab_opts c3 = {0, 0, 3, 0, 0};
+    const mg_sab_opts c3 = {0, 0, 3, 0, 0, 0};
     cr_expect_eq(mg_sab_make_plan(&K8_BF16, 300, 8192, 8192, 1, 1, SMS, &c3, &pl, &rows, &ws, why, sizeof why), -1);
     cr_expect(strstr(why, "cluster = 3 (1 or 2)") != NULL, "why: %s", why);
     /* mcast: x pairs two W tiles on one x tile with an even number of x tiles too (M = 256 as 2 x n128: 64 W tiles,
      * even, nothing padded); w is the policy's where it can and, as a request, x where it cannot (one x tile or an
      * odd number); both nothing in clusters of 1 */
-    const mg_sab_opts mx = {0, 128, 2, 0, MG_MCAST_X}, mw = {0, 128, 2, 0, MG_MCAST_W}, mx1 = {0, 128, 1, 0, MG_MCAST_X};
+    const mg_sab_opts mx = {0, 128, 2, 0, MG_MCAST_X, 0}, mw = {0, 128, 2, 0, MG_MCAST_W, 0},
+                      mx1 = {0, 128, 1, 0, MG_MCAST_X, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 256, 8192, 8192, 1, 1, SMS, &mx, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.nx == 128 && pl.xtiles == 2 && pl.tiles == 64 && pl.splits == 1 &&
               pl.units == 128 && pl.grid == 128, "mcast x: 2 x n128, x multicast (wcast %d, %d units)", pl.wcast, pl.units);
@@ -322,7 +393,7 @@ Test(swapab_policy, clusters_of_two, .init = describe_kernels) {
     cr_expect(strstr(desc, "in clusters of 2 (x multicast)") != NULL, "%s", desc);
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 256, 8192, 8192, 1, 1, SMS, &mw, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 1 && pl.units == 128, "mcast w with 2 x tiles: W multicast");
-    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 600, 300, 8192, 1, 1, SMS, &(mg_sab_opts){0, 256, 2, 0, MG_MCAST_W}, &pl,
+    cr_assert_eq(mg_sab_make_plan(&K8_BF16, 600, 300, 8192, 1, 1, SMS, &(mg_sab_opts){0, 256, 2, 0, MG_MCAST_W, 0}, &pl,
                                   &rows, &ws, why, sizeof why), 0, "%s", why);
     cr_expect(pl.cluster == 2 && pl.wcast == 0 && pl.xtiles == 3, "mcast w with 3 x tiles: x multicast (a request)");
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 256, 8192, 8192, 1, 1, SMS, &mx1, &pl, &rows, &ws, why, sizeof why), 0, "%s", why);
@@ -372,13 +443,15 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                         for (long long m = 1; m <= M; m = m == M ? M + 1 : m < 8 ? m + 1 : m * 2 < M ? m * 2 : M)
                             for (int sp = 0; sp <= MG_SAB_MAX_SPLITS; sp += (sp < 4 ? 1 : 6))
                                 for (int xi = -1; xi < kds[ki]->ncfg; xi++)
+                                for (int wi = 0; wi < 4; wi++)
                                 for (int al = 0; al < 2; al++) {
                                     int rows;
                                     size_t ws;
-                                    const int xt = xi < 0 ? 0 : kds[ki]->cfg[xi].nx;
+                                    const int xt = xi < 0 ? 0 : kds[ki]->cfg[xi].nx, wr = wi ? 32 << wi : 0;
                                     mg_sab_plan pl;
                                     char why[160];
-                                    const mg_sab_opts so = {sp, xt, 0, (int)(sp % 3), 0};   /* fuse auto/off/force */
+                                    /* fuse auto/off/force; w_rows auto, 64, 128, 256 */
+                                    const mg_sab_opts so = {sp, xt, 0, (int)(sp % 3), 0, wr};
                                     if (mg_sab_make_plan(kds[ki], m, n, k, md, al, G, &so, &pl, &rows, &ws, why,
                                                          sizeof why) != 0) {
                                         if (so.fuse == MG_SWITCH_FORCE && !mg_sab_fusable(n, md)) {
@@ -386,9 +459,18 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                             cr_assert(strstr(why, "clusters of 2") != NULL, "%s", why);
                                             continue;
                                         }
-                                        /* only an x tile wider than the rule's, at m <= 256, is refused */
-                                        cr_assert(xt > 0 && m <= 256 && xt > kds[ki]->cfg[mg_sab_pick_cfg(kds[ki], m, n,
-                                                  G, 0)].nx, "m=%lld x_tile %d: %s", m, xt, why);
+                                        /* only an x tile wider than the rule's (under w_rows), at m <= 256, a
+                                         * height no tile of that x_tile has, and 256 rows on one x tile are refused */
+                                        const int rule = mg_sab_pick_cfg(kds[ki], m, n, G, 0, wr),
+                                                  pick = mg_sab_pick_cfg(kds[ki], m, n, G, xt, wr);
+                                        const int wider = xt > 0 && m <= 256 && rule >= 0 &&
+                                                          xt > kds[ki]->cfg[rule].nx;
+                                        const int no_tile = wr > 0 && pick < 0;
+                                        const int one_256 = wr == 256 && pick >= 0 &&
+                                                            m <= kds[ki]->cfg[pick].nx &&
+                                                            strstr(why, "needs several x tiles") != NULL;
+                                        cr_assert(wider || no_tile || one_256, "m=%lld x_tile %d w_rows %d: %s", m, xt,
+                                                  wr, why);
                                         continue;
                                     }
                                     const mg_sab_shape *c = &kds[ki]->cfg[pl.cfg];
@@ -409,6 +491,7 @@ Test(swapab_policy, plans_stay_within_the_bounds, .init = describe_kernels) {
                                     cr_assert(pl.grid % pl.cluster == 0 && pl.units % pl.cluster == 0);
                                     cr_assert_eq(pl.tiles, (int)mg_sab_cdiv(n, c->wrows));
                                     if (xt > 0) cr_assert_eq(c->nx, xt);
+                                    if (wr > 0) cr_assert_eq(c->wrows, wr, "w_rows %d", wr);
                                     /* the regions, in order and apart */
                                     cr_assert_eq(pl.off_count, 0u);
                                     const size_t fbytes = mg_sab_fin_bytes(n, md);
@@ -507,9 +590,9 @@ Test(swapab_policy, fused_finish, .init = describe_kernels) {
     size_t ws;
     mg_sab_plan pl;
     char why[160] = "";
-    const mg_sab_opts autof = {0, 0, 0, MG_SWITCH_AUTO, 0}, off = {0, 0, 0, MG_SWITCH_OFF, 0},
-                      force = {0, 0, 0, MG_SWITCH_FORCE, 0}, force2 = {0, 0, 2, MG_SWITCH_FORCE, 0},
-                      auto2 = {0, 0, 2, MG_SWITCH_AUTO, 0};
+    const mg_sab_opts autof = {0, 0, 0, MG_SWITCH_AUTO, 0, 0}, off = {0, 0, 0, MG_SWITCH_OFF, 0, 0},
+                      force = {0, 0, 0, MG_SWITCH_FORCE, 0, 0}, force2 = {0, 0, 2, MG_SWITCH_FORCE, 0, 0},
+                      auto2 = {0, 0, 2, MG_SWITCH_AUTO, 0, 0};
     cr_assert_eq(mg_sab_make_plan(&K8_BF16, 64, 8192, 8192, 1, 1, SMS, &autof, &pl, &rows, &ws, why, sizeof why), 0);
     cr_expect(pl.fused == MG_SAB_FUSE_TICKET && pl.off_fin == mg_sab_count_bytes(&K8_BF16, 8192, 8192, SMS));
     cr_expect_eq(mg_sab_fin_bytes(8192, 1), 256u + MG_SAB_MAX_M * 4u);

@@ -40,7 +40,7 @@ SWEEP_M = [1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 300, 384, 512, 600, 768, 1
 # rows use (notes/dispatch.md "Session 13"); kernel 4's `main` tiles are its auto at large M)
 DEFAULT_VARIANTS = "tiles=auto,mid,small,n192 streamk=auto,off splits=auto,1,2,4 x_tile=auto,64,96,128 cluster=auto,2"
 # The option keys in the order src/optkeys.c lists them (a key not listed here sorts after them, by name).
-KEY_ORDER = ["tiles", "streamk", "mixed_panels", "rem_split", "splits", "x_tile", "cluster", "fuse", "mcast"]
+KEY_ORDER = ["tiles", "streamk", "mixed_panels", "rem_split", "splits", "x_tile", "cluster", "fuse", "mcast", "w_rows"]
 # The option columns of CSVs older than the `options` column.
 OPTION_COLUMNS = ["tiles", "streamk", "mixed_panels", "rem_split"]
 PRECISIONS = ["fp32", "tf32", "bf16"]

@@ -13,7 +13,6 @@
 # BIN bench_W maxgemm_bench notes/runs/r123_plan_warm_finish.diff
 # BIN test_W test_maxgemm notes/runs/r123_plan_warm_finish.diff
 # BIN bench_GW maxgemm_bench notes/runs/r123_plan_gelu_f32_warm.diff
-# BIN bench_X maxgemm_bench notes/runs/r123_plan_w128_small_m.diff
 # BIN bench_U maxgemm_bench notes/runs/r123_plan_uniform_wg.diff
 # BIN bench_EU maxgemm_bench notes/runs/r123_plan_early_issue_elect.diff
 # BIN test_EU test_maxgemm notes/runs/r123_plan_early_issue_elect.diff
@@ -31,7 +30,9 @@
 #     and whether the warm run shortens them (tl_FW beside tl_F, bf16 M = 8 and 64);
 #  2. whether L2 limits max_dim 1 at M = 64 (ncu, M = 8 against M = 64);
 #  3. A G I W GW X U EU C C EU U X GW W I G A over bench/matrix_ticket.txt: the fp32 GELU (G), the finish inlined (I),
-#     the warm run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X; the matrix checks every row's output),
+#     the warm run (W), both G and W (GW), M = 17-64 on 128 W rows per CTA (X: main's binary with the table
+#     notes/runs/r123_dispatch_x.tsv, whose M = 17-64 rows take mg_options.w_rows = 128; the matrix checks every
+#     row's output),
 #     the uniform warpgroup index (U: two-consumer k-loops without R2UR, the M > 64 rows), U with the early issue
 #     (EU: the first stages issued before the CTA barrier, the M <= 64 rows), and C (EU + GW: what would be merged if
 #     each wins; if C is ahead of A on every range and each part holds its own, run 125 tests and benchmarks C);
@@ -56,8 +57,9 @@ for m in 8 64; do
 done
 D="--dispatch tile_configs/dispatch/h200.tsv"
 for step in A_1 G_1 I_1 W_1 GW_1 X_1 U_1 EU_1 C_1 C_2 EU_2 U_2 X_2 GW_2 W_2 I_2 G_2 A_2; do
-  bin=bundle/bin/maxgemm_bench; [ ${step%_*} != A ] && bin=bundle/bin/bench_${step%_*}
-  timeout 60 $bin $D --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
+  v=${step%_*}; bin=bundle/bin/maxgemm_bench; T=$D
+  case $v in A) ;; X) T="--dispatch notes/runs/r123_dispatch_x.tsv" ;; *) bin=bundle/bin/bench_$v ;; esac
+  timeout 60 $bin $T --matrix bench/matrix_ticket.txt --csv $O/ab_$step.csv > $O/ab_$step.log 2>&1
   echo "ab $step rc $? t=$(el)" >> $O/steps.txt
 done
 for step in 1 2; do   # the table's clusters-of-2 max_dim 0 picks against clusters of 1 (notes/dispatch.md)

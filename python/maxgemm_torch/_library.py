@@ -32,7 +32,7 @@ SWITCH = {"auto": 0, "off": 1, "force": 2}
 SHORTCUT_MODES = {"graph": 0, "poll": 1, "sync": 2, "tail": 3}
 MCAST = {"auto": 0, "w": 1, "x": 2}
 OPTION_FIELDS = ("tiles", "streamk", "mixed_panels", "rem_split", "pdl", "shortcut_mode", "verbose", "splits",
-                 "x_tile", "cluster", "fuse", "mcast")
+                 "x_tile", "cluster", "fuse", "mcast", "w_rows")
 SPLITS_MAX = 16  # MG_SPLITS_MAX
 X_TILE_MAX = 256  # MG_X_TILE_MAX
 # Kernel 8's integer options: name -> (accepts(value), what the message says it must be).
@@ -41,6 +41,7 @@ INT_OPTIONS = {
     "x_tile": (lambda v: 0 <= v <= X_TILE_MAX and v % 8 == 0,
                f"0 (the kernel's policy) or a multiple of 8 up to {X_TILE_MAX}"),
     "cluster": (lambda v: v in (0, 1, 2), "0 (the kernel's configuration), 1 or 2"),
+    "w_rows": (lambda v: v in (0, 64, 128, 256), "0 (the kernel's policy), 64, 128 or 256"),
 }
 
 
@@ -60,7 +61,7 @@ class PlanDesc(ctypes.Structure):
 
 class Options(ctypes.Structure):
     """struct mg_options: {mg_tiles tiles; mg_switch streamk, mixed_panels, rem_split; int pdl, shortcut_mode,
-    verbose, splits, x_tile, cluster; mg_switch fuse; mg_mcast mcast}: twelve ints, 48 bytes."""
+    verbose, splits, x_tile, cluster; mg_switch fuse; mg_mcast mcast; int w_rows}: thirteen ints, 52 bytes."""
     _fields_ = [(name, ctypes.c_int) for name in OPTION_FIELDS]
 
 
@@ -148,8 +149,8 @@ def _declare(lib, path):
                       f"m={d.m} n={d.n} k={d.k} max_dim={d.max_dim} precision={d.precision} kernel={d.kernel} "
                       f"shortcut={d.shortcut})")
     o = lib.mg_options_default()
-    if ctypes.sizeof(Options) != 48 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
-            or o.x_tile != 0 or o.cluster != 0 or o.fuse != 0 or o.mcast != 0 \
+    if ctypes.sizeof(Options) != 52 or o.tiles != 0 or o.pdl != 1 or o.verbose != 0 or o.splits != 0 \
+            or o.x_tile != 0 or o.cluster != 0 or o.fuse != 0 or o.mcast != 0 or o.w_rows != 0 \
             or o.shortcut_mode not in SHORTCUT_MODES.values():
         raise OSError(f"{path}: mg_options layout does not match maxgemm_torch's Options (defaults read as "
                       f"{options_dict(o)})")
@@ -273,4 +274,4 @@ def options_dict(o):
             "mixed_panels": name_of(SWITCH, o.mixed_panels), "rem_split": name_of(SWITCH, o.rem_split),
             "pdl": bool(o.pdl), "shortcut_mode": name_of(SHORTCUT_MODES, o.shortcut_mode), "verbose": bool(o.verbose),
             "splits": o.splits, "x_tile": o.x_tile, "cluster": o.cluster, "fuse": name_of(SWITCH, o.fuse),
-            "mcast": name_of(MCAST, o.mcast)}
+            "mcast": name_of(MCAST, o.mcast), "w_rows": o.w_rows}

@@ -29,8 +29,8 @@ class ModelNew(nn.Module):
     shortcut:  max_dim 1 only: use the library's exact certificate (an all-finite, non-overflowing row is +0.0
                without a GEMM). It may be changed at any time by assigning .shortcut.
     options:   a dict of mg_options fields for every plan (tiles, streamk, mixed_panels, rem_split, pdl,
-               shortcut_mode, verbose, splits, x_tile, cluster, fuse, mcast; values as the CLI spells them), None
-               for the library's defaults.
+               shortcut_mode, verbose, splits, x_tile, cluster, fuse, mcast, w_rows; values as the CLI spells them),
+               None for the library's defaults.
     """
 
     def __init__(self, in_features, out_features, max_dim, *, kernel="auto", precision=None, shortcut=True,
