@@ -1085,7 +1085,8 @@ Test(gpu_kernels, swapab_split_k, .timeout = 900) {
  * fp64, at each x-tile width including the one-consumer n8 (75 x tiles at M = 600) and the 256-row W tiles the
  * policy takes at M = 513-608 on wide N, and in clusters of 2 (by the policy: W boxes multicast with an even number
  * of x tiles, x boxes with an odd one; then mcast = x, x boxes with an even number too: N = 257 and 1000 pad the W
- * tiles to an even count, N = 130 and 520 leave the second CTA's tile past N). */
+ * tiles to an even count, N = 130 and 520 leave the second CTA's tile past N), and under each w_rows (64: several
+ * one-consumer x tiles; 128; 256: the two-slab rows at every M here). */
 Test(gpu_kernels, swapab_x_tiles, .timeout = 900) {
     MG_TEST_NEED_GPU();
     /* 600 x 8192, 550 x 8000 and 720 x 8192 (with the policy's x tile): 256 W rows per tile (two slabs per consumer,
