@@ -495,7 +495,10 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     /* flags: [c] consumer c's split handoff, [2] the last CTA (max_dim 0's fused finish, THE FLAG), [3] the grid
      * finish's tag (launch_tag, swapab_finish.cuh) */
     int *flags = reinterpret_cast<int *>(zbar + 1);
-    const int wg = (int)threadIdx.x / 128, tid = (int)threadIdx.x % 128;
+    /* the warpgroup index through __shfl_sync: ptxas then knows it is warp-uniform, so the consumer index c below is
+     * uniform and two-consumer k-loops keep their descriptor arithmetic on the uniform datapath (no R2UR per
+     * k-block; notes/18_small_m.md, "Session 23"; run 123: bf16 max_dim 1 M > 64 +3.1%, the rest +0-1%) */
+    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0), tid = (int)threadIdx.x % 128;
 
     if (threadIdx.x == 0) {
         /* the producer's thread: the descriptors' first fetch starts before anything else (a DRAM round trip when
@@ -550,7 +553,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
 
     /* ---------------- consumers ---------------- */
     mg_setmaxnreg_inc<C::CONSUMER_REGS>();
-    const int c = C::CONSUMERS == 1 ? 0 : wg - 1;   /* a constant with one consumer: uniform descriptor arithmetic */
+    const int c = C::CONSUMERS == 1 ? 0 : wg - 1;   /* uniform (wg is): uniform descriptor arithmetic */
     const int warp = tid / 32, lane = tid % 32;
     float acc[C::SPC][C::NACC];
     int it = 0;
