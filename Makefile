@@ -79,6 +79,14 @@ $(BUILD)/libmaxgemm.a: $(LIB_OBJ)
 $(BUILD)/libmaxgemm.so: $(LIB_OBJ)
 	$(NVCC) -shared -o $@ $^ -lcublas -lcublasLt
 $(BUILD)/obj/cli.o: CFLAGS += -DMG_GIT_COMMIT='"$(MG_GIT_COMMIT)"'
+# The commit that cli.o and bench.o embed (the CLI's --version, every CSV row of maxgemm_bench): a stamp rewritten
+# only when MG_GIT_COMMIT changes, so that both are rebuilt after a commit; without it a bundle's binaries reported
+# the commit they were last compiled at (run 123's read 3cac878-dirty, two commits behind).
+$(BUILD)/commit.stamp: FORCE | $(BUILD)/obj
+	@echo '$(MG_GIT_COMMIT)' | cmp -s - $@ || echo '$(MG_GIT_COMMIT)' > $@
+.PHONY: FORCE
+FORCE:
+$(BUILD)/obj/cli.o $(BUILD)/obj/bench/bench.o: $(BUILD)/commit.stamp
 $(BUILD)/obj/test/test_cli_args.o: CFLAGS += -DMG_CLI_BIN='"$(BUILD)/maxgemm"'
 $(BUILD)/obj/test/test_dispatch.o: CFLAGS += -DMG_GEN_DISPATCH_BIN='"$(BUILD)/gen_dispatch"'
 $(BUILD)/maxgemm: $(BUILD)/obj/cli.o $(BUILD)/libmaxgemm.a
