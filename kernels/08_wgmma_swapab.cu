@@ -57,10 +57,10 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 119, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.6-37.2 us md1
- * (1.14-1.21x; M = 2-16 35.6-36.2 us against the 31.5 us W floor) and 38.3-40.5 us md0 (1.11-1.16x), M = 128 as
- * 2 x n64 1.17-1.20x, M = 256 1.038-1.053x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06x, M = 384-768
- * 1.06-1.10x; tf32 M = 1-768 1.048-1.51x (notes/18_small_m.md "Session 20"). W in panels: +3.5% on the W-stream rows
+ * measured (H200, run 126, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.4-37.4 us md1
+ * (M = 4-8 35.4-35.6 us against the 31.5 us W floor) and 38.4-40.4 us md0 (1.10-1.23x over both), M = 128 as
+ * 2 x n64 1.13-1.21x, M = 256 1.030-1.038x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.08x, M = 384-768
+ * 1.05-1.10x; tf32 M = 1-768 1.042-1.52x (notes/18_small_m.md "Session 24"). W in panels: +3.5% on the W-stream rows
  * (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before
  * the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2
  * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101); max_dim 1's start ticket (no
