@@ -241,7 +241,7 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     case MG_CLI_OPT_W_ROWS: {
         int64_t v = 0;
         if (int_opt(flag, val, 0, 256, "kernel 8's W rows per tile", &v, err, errlen)) return -1;
-        if (v != 0 && v != 64 && v != 128 && v != 256)
+        if (!MG_W_ROWS_VALID(v))
             return fail(err, errlen,
                         "%s: %lld W rows is not a tile height of kernel 8 (64, 128 or 256; 0 = its policy)", flag,
                         (long long)v);

@@ -106,7 +106,7 @@ static mg_status check_options(const mg_options *o) {
     if (o->mcast < 0 || o->mcast >= MG_MCAST_COUNT)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.mcast = %d (0 auto, 1 w, 2 x: kernel 8's multicast operand)",
                             (int)o->mcast);
-    if (o->w_rows != 0 && o->w_rows != 64 && o->w_rows != 128 && o->w_rows != 256)
+    if (!MG_W_ROWS_VALID(o->w_rows))
         return mg_set_error(MG_ERR_INVALID_ARG, "options.w_rows = %d (0 auto, or 64, 128, 256: kernel 8's W rows per "
                             "tile)", o->w_rows);
     if (o->cluster < 0 || o->cluster > 2)

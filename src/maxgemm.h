@@ -114,6 +114,8 @@ typedef struct mg_options {
 } mg_options;
 #define MG_X_TILE_MAX 256
 #define MG_SPLITS_MAX 16
+/* The values mg_options.w_rows takes: 0 (kernel 8's policy) or one of its tile heights. */
+#define MG_W_ROWS_VALID(v) ((v) == 0 || (v) == 64 || (v) == 128 || (v) == 256)
 mg_options mg_options_default(void);
 /* "main", "mid", "small", "n192", "auto" -> the configuration; MG_ERR_INVALID_ARG otherwise. */
 mg_status mg_tiles_parse(const char *s, mg_tiles *out);

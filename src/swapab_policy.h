@@ -409,8 +409,7 @@ static inline int mg_sab_make_plan(const mg_sab_kernel *kd, long long m, long lo
                  m, MG_SAB_MAX_M);
         return -1;
     }
-    if (opt_w_rows != 0 && opt_w_rows != MG_SAB_SLAB && opt_w_rows != 2 * MG_SAB_SLAB &&
-        opt_w_rows != 4 * MG_SAB_SLAB) {
+    if (!MG_W_ROWS_VALID(opt_w_rows)) {
         snprintf(why, why_len, "%s: w_rows = %d (64, 128 or 256 W rows per tile)", kd->name, opt_w_rows);
         return -1;
     }

@@ -13,7 +13,8 @@
 # this same HEAD inside the checkout (e.g. SEED=build/k11 after `make BUILD=build/k11 all build/k11/test_maxgemm`):
 # then its objects are copied into the scratch tree as up to date, and make rebuilds only what the diff touches (a
 # kernel object follows its nvcc -MMD dependencies: a kernel-8 diff rebuilds kernel 8 and relinks, ~1-2 minutes; the
-# objects that embed the commit, cli.o and bench.o, are always rebuilt). JOBS=N sets make's -j.
+# objects that embed the commit, cli.o and bench.o, are rebuilt by the Makefile's commit stamp: the variant's
+# MG_GIT_COMMIT is HEAD+NAME). JOBS=N sets make's -j.
 # TESTS=1 builds and copies the Criterion binary too (OUTDIR/NAME/test_maxgemm), to run the variant's GPU suites in
 # the same device call as its A/B (with the bundle's lib/ on LD_LIBRARY_PATH, as make bundle's test_maxgemm).
 #   tools/variant_build.sh G notes/runs/r122_plan_gelu_f32.diff
@@ -45,7 +46,6 @@ if [ -n "${SEED:-}" ]; then
     [ -f "$seed/libmaxgemm.a" ] || { echo "variant_build: SEED=$SEED holds no build (no libmaxgemm.a)" >&2; exit 2; }
     mkdir -p "$scratch/tree/$(dirname "$bdir")"
     cp -a "$seed" "$scratch/tree/$bdir"
-    rm -f "$scratch/tree/$bdir/obj/cli.o" "$scratch/tree/$bdir/obj/bench/bench.o"
     find "$scratch/tree/$bdir" -type f -exec touch {} +
     sleep 1
 fi
