@@ -98,7 +98,7 @@ static mg_status check_options(const mg_options *o) {
         return mg_set_error(MG_ERR_INVALID_ARG, "options.verbose = %d (0 or 1)", o->verbose);
     if (o->splits < 0 || o->splits > MG_SPLITS_MAX)
         return mg_set_error(MG_ERR_INVALID_ARG, "options.splits = %d (0 auto, 1 .. %d)", o->splits, MG_SPLITS_MAX);
-    if (o->x_tile < 0 || o->x_tile > MG_X_TILE_MAX || o->x_tile % 8 != 0)
+    if (!MG_X_TILE_VALID(o->x_tile))
         return mg_set_error(MG_ERR_INVALID_ARG, "options.x_tile = %d (0 auto, or a multiple of 8 up to %d: kernel 8's "
                             "x-tile width)", o->x_tile, MG_X_TILE_MAX);
     if (o->fuse < 0 || o->fuse >= MG_SWITCH_COUNT)

@@ -113,6 +113,8 @@ typedef struct mg_options {
                              * several x tiles); 0 (default): its policy */
 } mg_options;
 #define MG_X_TILE_MAX 256
+/* The values mg_options.x_tile takes: 0 (kernel 8's policy) or a multiple of 8 (wgmma's N step) up to MG_X_TILE_MAX. */
+#define MG_X_TILE_VALID(v) ((v) >= 0 && (v) <= MG_X_TILE_MAX && (v) % 8 == 0)
 #define MG_SPLITS_MAX 16
 /* The values mg_options.w_rows takes: 0 (kernel 8's policy) or one of its tile heights. */
 #define MG_W_ROWS_VALID(v) ((v) == 0 || (v) == 64 || (v) == 128 || (v) == 256)
