@@ -8,8 +8,9 @@
 # BIN test_K test_maxgemm notes/runs/r128_exp_grid_args.diff
 # BIN tl_SK maxgemm notes/runs/r128_exp_grid_args_stamps.diff
 # A/B A K K A over bench/matrix_ticket.txt, the stamps on K (bf16 max_dim 0, M = 8 and 64), kernel 8's GPU suites on K, racecheck
-# / synccheck on the slots test, then K's whole GPU suite as far as the device budget goes (~590 s were left after
-# four refused starts, ~270 of them for the cold start) and its benchmark if any time remains.
+# / synccheck on the slots test, then K's whole GPU suite, then K's full benchmark (the CSV that becomes
+# bench/results/h200.csv if K wins; ~480 s in all). Session 25 slimmed it for the ~590 s it had left and then lost
+# the call (the machine taken back); a session with its full budget runs it as it is.
 #   tools/pack_bundle.sh notes/runs/r128_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT      (carry ["bundle"], timeout 600)
 O=$1/r128; mkdir -p $O
@@ -38,4 +39,7 @@ done
 tar czf $1/r128.tgz -C $1 r128
 timeout 300 bundle/bin/test_K --jobs 1 --verbose --filter 'gpu_*/*' > $O/test_K.log 2>&1
 echo "test K gpu rc $? t=$(el)" >> $O/steps.txt
+tar czf $1/r128.tgz -C $1 r128
+timeout 150 bundle/bin/bench_K --matrix bench/matrix.txt --csv $O/h200_K.csv > $O/bench_K.log 2>&1
+echo "bench K rc $? rows $(wc -l < $O/h200_K.csv 2>/dev/null) t=$(el)" >> $O/steps.txt
 tar czf $1/r128.tgz -C $1 r128
