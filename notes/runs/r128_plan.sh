@@ -7,7 +7,7 @@
 # BIN bench_K maxgemm_bench notes/runs/r128_exp_grid_args.diff
 # BIN test_K test_maxgemm notes/runs/r128_exp_grid_args.diff
 # BIN tl_SK maxgemm notes/runs/r128_exp_grid_args_stamps.diff
-# A/B A K K A over bench/matrix_ticket.txt, the stamps on K (bf16 max_dim 0, M = 8 and 64), kernel 8's GPU suites on K, racecheck
+# A/B A K K A over bench/matrix_ticket.txt, the stamps on K (bf16 max_dim 0, M = 8), kernel 8's GPU suites on K, racecheck
 # / synccheck on the slots test, then K's whole GPU suite, then K's full benchmark (the CSV that becomes
 # bench/results/h200.csv if K wins; ~480 s in all). Session 25 slimmed it for the ~590 s it had left and then lost
 # the call (the machine taken back); a session with its full budget runs it as it is.
