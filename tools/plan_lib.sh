@@ -1,0 +1,69 @@
+# tools/plan_lib.sh: the steps a device run's plan (notes/runs/rNNN_plan.sh) repeats, sourced by the plan.
+#
+# tools/pack_bundle.sh copies this file to bundle/plan_lib.sh; a plan starts with
+#   . bundle/plan_lib.sh; plan_init "$1" r128
+# and then calls the steps below. Every step appends one line to $O/steps.txt (what ran, its exit status, the
+# seconds since plan_init) and packs $OUT/rNNN.tgz again, so a call cut short by its limit or by the machine being
+# taken back still returns every step that finished (the device tool returns what is under $OUT).
+# Binaries are bundle/bin/NAME (main's: maxgemm, maxgemm_bench, test_maxgemm; the plan's BIN lines add the rest).
+#   plan_init OUTROOT RUN               O=OUTROOT/RUN, the library path, the clock, the GPU's name/clocks/power
+#   plan_step TEXT                      a line in steps.txt, then the tarball
+#   plan_ab MATRIX STEP...              A/B rounds: STEP = V_i runs bench_V (A: main's maxgemm_bench) over MATRIX
+#                                       with the committed dispatch table, into ab_STEP.csv (tools/ab_variants.py)
+#   plan_suite BIN FILTER TAG SECONDS [ARGS]   Criterion suites (--jobs 1) matching FILTER into TAG.log
+#   plan_sanitize BIN FILTER TAG SECONDS TOOL...  compute-sanitizer TOOL (error exit 99) on BIN's FILTER tests,
+#                                       into TOOL_TAG.log, one step per tool
+# The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
+
+plan_init() {
+    PLAN_ROOT=$1
+    PLAN_RUN=$2
+    O=$PLAN_ROOT/$PLAN_RUN
+    mkdir -p "$O"
+    export LD_LIBRARY_PATH=$PWD/bundle/lib:/usr/local/cuda/lib64
+    PLAN_T0=$(date +%s)
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
+        > "$O/gpu.txt" 2>&1
+}
+
+plan_el() { echo $(( $(date +%s) - PLAN_T0 )); }
+
+plan_step() {
+    echo "$1 t=$(plan_el)" >> "$O/steps.txt"
+    tar czf "$PLAN_ROOT/$PLAN_RUN.tgz" -C "$PLAN_ROOT" "$PLAN_RUN"
+}
+
+plan_ab() {
+    local matrix=$1 step v bin rc
+    shift
+    for step in "$@"; do
+        v=${step%_*}
+        bin=bundle/bin/maxgemm_bench
+        [ "$v" = A ] || bin=bundle/bin/bench_$v
+        timeout 60 "$bin" --dispatch tile_configs/dispatch/h200.tsv --matrix "$matrix" --csv "$O/ab_$step.csv" \
+            > "$O/ab_$step.log" 2>&1
+        rc=$?
+        echo "ab $step rc $rc t=$(plan_el)" >> "$O/steps.txt"
+    done
+    plan_step "ab done"
+}
+
+plan_suite() {
+    local bin=$1 filter=$2 tag=$3 secs=$4 rc
+    shift 4
+    timeout "$secs" "bundle/bin/$bin" --jobs 1 "$@" --filter "$filter" > "$O/$tag.log" 2>&1
+    rc=$?
+    plan_step "$tag ($bin '$filter') rc $rc"
+}
+
+plan_sanitize() {
+    local bin=$1 filter=$2 tag=$3 secs=$4 tool san rc
+    shift 4
+    san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    for tool in "$@"; do
+        timeout "$secs" "$san" --tool "$tool" --target-processes all --error-exitcode 99 "bundle/bin/$bin" --jobs 1 \
+            --filter "$filter" > "$O/${tool}_$tag.log" 2>&1
+        rc=$?
+        plan_step "$tool $tag ($bin '$filter') rc $rc"
+    done
+}
