@@ -1,25 +1,46 @@
-# run 128 (session 25): K, max_dim 0's grid finish given its parameters by value (notes/runs/r128_exp_grid_args.diff).
-# Run 127's stamps found 0.45-0.67 us of the last CTA's finish in grid_finish's first parameter read: a __noinline__
-# function given `const Params &` reads the fields through a generic pointer into the parameter buffer (LD.E), whose
-# lines the W stream evicted from L2 (a DRAM round trip on the critical path); by value they come from the parameter
-# constant bank in the kernel. SASS: every one-consumer configuration (M <= 64) the same k-loop and producer, the
-# two-consumer ones the same k-loop length, producer R2UR 1 -> 0.
+# run 128 (sessions 25-26), two calls on one warm machine: which of K, H and KH wins (call "ab"), then the winner's
+# tests and full benchmark (call "check V").
+# K (session 25, notes/runs/r128_exp_grid_args.diff): max_dim 0's grid finish given its parameters by value. Run 127's
+# stamps found 0.45-0.67 us of the last CTA's finish in grid_finish's first parameter read: a __noinline__ function
+# given `const Params &` reads the fields through a generic pointer into the parameter buffer (LD.E), whose lines the
+# W stream evicted from L2 (a DRAM round trip on the critical path); by value they come from the parameter constant
+# bank. SASS: every one-consumer configuration (M <= 64) the same k-loop and producer, the two-consumer ones the same
+# k-loop length, producer R2UR 1 -> 0.
+# H (session 26, notes/runs/r128_exp_w_evict_first.diff): W's TMA loads carry an L2 evict_first policy wherever each
+# W byte is read once (one x tile: the plan's wfirst), so that the 134 MB stream leaves the rest of the L2 alone (the
+# parameter buffer, x, the slots). The same miss K removes, from the other side; it also covers the finish paths K
+# does not touch. SASS: every configuration the same k-loop; producer R2UR the same but for n8 / n16's R form
+# (71 -> 85: the policy moved to a uniform register per issue). KH: both (r128_exp_grid_args_evict_first.diff).
 # BIN bench_K maxgemm_bench notes/runs/r128_exp_grid_args.diff
 # BIN test_K test_maxgemm notes/runs/r128_exp_grid_args.diff
 # BIN tl_SK maxgemm notes/runs/r128_exp_grid_args_stamps.diff
-# A/B A K K A over bench/matrix_ticket.txt, the stamps on K (bf16 max_dim 0, M = 8), kernel 8's GPU suites on K, racecheck
-# / synccheck on the slots test, then K's whole GPU suite, then K's full benchmark (the CSV that becomes
-# bench/results/h200.csv if K wins; ~480 s in all). Session 25 slimmed it for the ~590 s it had left and then lost
-# the call (the machine taken back); a session with its full budget runs it as it is. Session 26 (no device lent)
-# rewrote its steps on tools/plan_lib.sh (the same steps, timeouts and file names).
+# BIN bench_H maxgemm_bench notes/runs/r128_exp_w_evict_first.diff
+# BIN test_H test_maxgemm notes/runs/r128_exp_w_evict_first.diff
+# BIN bench_KH maxgemm_bench notes/runs/r128_exp_grid_args_evict_first.diff
+# BIN test_KH test_maxgemm notes/runs/r128_exp_grid_args_evict_first.diff
+# Call 1, "ab" (~180 s): A/B A K H KH KH H K A over bench/matrix_ticket.txt (tools/ab_variants.py OUTDIR), the stamps
+# on K (bf16 max_dim 0, M = 8). Call 2, "check V" (V = K, H or KH: the A/B's winner; ~430 s): synccheck / racecheck
+# on the slots test, V's whole GPU suite, V's full benchmark (the CSV that becomes bench/results/h200.csv if V is
+# merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s); if no variant wins, main's
+# suite already passed (run 127) and call 2 is not needed.
 #   tools/pack_bundle.sh notes/runs/r128_plan.sh
-#   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT      (carry ["bundle"], timeout 600)
-. bundle/plan_lib.sh; plan_init "$1" r128
-plan_ab bench/matrix_ticket.txt A_1 K_1 K_2 A_2
-timeout 20 bundle/bin/tl_SK run --kernel 8 -p bf16 -m 8 -d 0 --no-shortcut --no-baseline -i 8 -w 1 > $O/tl_SK_d0_m8.txt 2>&1
-plan_step "timeline rc $?"
-plan_suite test_K 'gpu_kernels/swapab*' test_K_swapab 120
-plan_sanitize test_K 'gpu_kernels/swapab_md0_slots' K 40 synccheck racecheck
-plan_suite test_K 'gpu_*/*' test_K 300 --verbose
-timeout 150 bundle/bin/bench_K --matrix bench/matrix.txt --csv $O/h200_K.csv > $O/bench_K.log 2>&1
-plan_step "bench K rc $? rows $(wc -l < $O/h200_K.csv 2>/dev/null)"
+#   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT ab            (carry ["bundle"], timeout 600)
+#   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT check KH      (carry ["bundle"], timeout 600)
+mode=${2:-ab}
+. bundle/plan_lib.sh; plan_init "$1" r128_$mode
+case $mode in
+ab)
+    plan_ab bench/matrix_ticket.txt A_1 K_1 H_1 KH_1 KH_2 H_2 K_2 A_2
+    timeout 20 bundle/bin/tl_SK run --kernel 8 -p bf16 -m 8 -d 0 --no-shortcut --no-baseline -i 8 -w 1 \
+        > $O/tl_SK_d0_m8.txt 2>&1
+    plan_step "timeline rc $?"
+    ;;
+check)
+    v=${3:?check needs the variant: K, H or KH}
+    plan_sanitize test_$v 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
+    plan_suite test_$v 'gpu_*/*' test_$v 300 --verbose
+    timeout 150 bundle/bin/bench_$v --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
+    plan_step "bench $v rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
+    ;;
+*) echo "run128: mode ab or check V" >&2; exit 2 ;;
+esac
