@@ -8,8 +8,11 @@
 # Binaries are bundle/bin/NAME (main's: maxgemm, maxgemm_bench, test_maxgemm; the plan's BIN lines add the rest).
 #   plan_init OUTROOT RUN               O=OUTROOT/RUN, the library path, the clock, the GPU's name/clocks/power
 #   plan_step TEXT                      a line in steps.txt, then the tarball
+#   plan_table V TABLE                  variant V is a dispatch table: main's maxgemm_bench (or bench_V if the
+#                                       plan has one) reads TABLE instead of the committed one
 #   plan_ab MATRIX STEP...              A/B rounds: STEP = V_i runs bench_V (A: main's maxgemm_bench) over MATRIX
-#                                       with the committed dispatch table, into ab_STEP.csv (tools/ab_variants.py)
+#                                       with the committed dispatch table (or V's), into ab_STEP.csv
+#                                       (tools/ab_variants.py reads them)
 #   plan_suite BIN FILTER TAG SECONDS [ARGS]   Criterion suites (--jobs 1) matching FILTER into TAG.log
 #   plan_sanitize BIN FILTER TAG SECONDS TOOL...  compute-sanitizer TOOL (error exit 99) on BIN's FILTER tests,
 #                                       into TOOL_TAG.log, one step per tool
@@ -33,15 +36,20 @@ plan_step() {
     tar czf "$PLAN_ROOT/$PLAN_RUN.tgz" -C "$PLAN_ROOT" "$PLAN_RUN"
 }
 
+declare -gA PLAN_TABLE
+plan_table() { PLAN_TABLE[$1]=$2; }
+
 plan_ab() {
-    local matrix=$1 step v bin rc
+    local matrix=$1 step v bin table rc
     shift
     for step in "$@"; do
         v=${step%_*}
         bin=bundle/bin/maxgemm_bench
-        [ "$v" = A ] || bin=bundle/bin/bench_$v
-        timeout 60 "$bin" --dispatch tile_configs/dispatch/h200.tsv --matrix "$matrix" --csv "$O/ab_$step.csv" \
-            > "$O/ab_$step.log" 2>&1
+        [ "$v" = A ] || [ ! -x "bundle/bin/bench_$v" ] || bin=bundle/bin/bench_$v
+        [ "$v" = A ] || [ -x "bundle/bin/bench_$v" ] || [ -n "${PLAN_TABLE[$v]:-}" ] ||
+            { echo "ab $step: no bundle/bin/bench_$v and no plan_table $v" >> "$O/steps.txt"; continue; }
+        table=${PLAN_TABLE[$v]:-tile_configs/dispatch/h200.tsv}
+        timeout 60 "$bin" --dispatch "$table" --matrix "$matrix" --csv "$O/ab_$step.csv" > "$O/ab_$step.log" 2>&1
         rc=$?
         echo "ab $step rc $rc t=$(plan_el)" >> "$O/steps.txt"
     done

@@ -11,6 +11,10 @@
 # parameter buffer, x, the slots). The same miss K removes, from the other side; it also covers the finish paths K
 # does not touch. SASS: every configuration the same k-loop; producer R2UR the same but for n8 / n16's R form
 # (71 -> 85: the policy moved to a uniform register per issue). KH: both (r128_exp_grid_args_evict_first.diff).
+# Y (session 26, a dispatch table: notes/runs/r128_dispatch_y.tsv, main's binary): M = 17-64 on w_rows=128,splits=1,
+# the w128_n64 tile unsplit on 64 CTAs: x read once per 128 W rows (half of n32 / n64's L2 traffic) without the split
+# handoff that cost run 123's X (S = 2) +1.7 to +3.2 us, but 64 SMs pulling the whole stream (128 KB of W in flight
+# each, 8.4 MB in all; ~70 GB/s of W per SM).
 # BIN bench_K maxgemm_bench notes/runs/r128_exp_grid_args.diff
 # BIN test_K test_maxgemm notes/runs/r128_exp_grid_args.diff
 # BIN tl_SK maxgemm notes/runs/r128_exp_grid_args_stamps.diff
@@ -18,11 +22,12 @@
 # BIN test_H test_maxgemm notes/runs/r128_exp_w_evict_first.diff
 # BIN bench_KH maxgemm_bench notes/runs/r128_exp_grid_args_evict_first.diff
 # BIN test_KH test_maxgemm notes/runs/r128_exp_grid_args_evict_first.diff
-# Call 1, "ab" (~180 s): A/B A K H KH KH H K A over bench/matrix_ticket.txt (tools/ab_variants.py OUTDIR), the stamps
+# Call 1, "ab" (~220 s): A/B A K H KH Y Y KH H K A over bench/matrix_ticket.txt (tools/ab_variants.py OUTDIR), the stamps
 # on K (bf16 max_dim 0, M = 8). Call 2, "check V" (V = K, H or KH: the A/B's winner; ~430 s): synccheck / racecheck
 # on the slots test, V's whole GPU suite, V's full benchmark (the CSV that becomes bench/results/h200.csv if V is
 # merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s); if no variant wins, main's
-# suite already passed (run 127) and call 2 is not needed.
+# suite already passed (run 127) and call 2 is not needed. Y needs no call 2: main's code, its outputs checked row by
+# row by the A/B's matrix (a table edit then needs main's benchmark with the edited table).
 #   tools/pack_bundle.sh notes/runs/r128_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT ab            (carry ["bundle"], timeout 600)
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT check KH      (carry ["bundle"], timeout 600)
@@ -30,7 +35,8 @@ mode=${2:-ab}
 . bundle/plan_lib.sh; plan_init "$1" r128_$mode
 case $mode in
 ab)
-    plan_ab bench/matrix_ticket.txt A_1 K_1 H_1 KH_1 KH_2 H_2 K_2 A_2
+    plan_table Y notes/runs/r128_dispatch_y.tsv
+    plan_ab bench/matrix_ticket.txt A_1 K_1 H_1 KH_1 Y_1 Y_2 KH_2 H_2 K_2 A_2
     timeout 20 bundle/bin/tl_SK run --kernel 8 -p bf16 -m 8 -d 0 --no-shortcut --no-baseline -i 8 -w 1 \
         > $O/tl_SK_d0_m8.txt 2>&1
     plan_step "timeline rc $?"
