@@ -31,6 +31,7 @@
 #   tools/pack_bundle.sh notes/runs/r128_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT ab            (carry ["bundle"], timeout 600)
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT check KH      (carry ["bundle"], timeout 600)
+#   ... check V notes/runs/r128_dispatch_y.tsv: V's benchmark with Y's table (if Y wins as well); check A TABLE: Y alone
 mode=${2:-ab}
 . bundle/plan_lib.sh; plan_init "$1" r128_$mode
 case $mode in
@@ -42,11 +43,14 @@ ab)
     plan_step "timeline rc $?"
     ;;
 check)
-    v=${3:?check needs the variant: K, H or KH}
-    plan_sanitize test_$v 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
-    plan_suite test_$v 'gpu_*/*' test_$v 300 --verbose
-    timeout 150 bundle/bin/bench_$v --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
-    plan_step "bench $v rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
+    v=${3:?check needs the variant: K, H, KH or A (main)}
+    table=${4:-tile_configs/dispatch/h200.tsv}   # Y won too: notes/runs/r128_dispatch_y.tsv
+    tb=test_$v bb=bench_$v
+    [ $v != A ] || { tb=test_maxgemm; bb=maxgemm_bench; }
+    plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
+    plan_suite $tb 'gpu_*/*' test_$v 300 --verbose
+    timeout 150 bundle/bin/$bb --dispatch $table --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
+    plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
     ;;
 *) echo "run128: mode ab or check V" >&2; exit 2 ;;
 esac
