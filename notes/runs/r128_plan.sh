@@ -7,7 +7,7 @@
 # bank. SASS: every one-consumer configuration (M <= 64) the same k-loop and producer, the two-consumer ones the same
 # k-loop length, producer R2UR 1 -> 0.
 # H (session 26, notes/runs/r128_exp_w_evict_first.diff): W's TMA loads carry an L2 evict_first policy wherever each
-# W byte is read once (one x tile: the plan's wfirst), so that the 134 MB stream leaves the rest of the L2 alone (the
+# W byte is loaded once (one x tile, or two with the W multicast: the plan's wfirst), so that the 134 MB stream leaves the rest of the L2 alone (the
 # parameter buffer, x, the slots). The same miss K removes, from the other side; it also covers the finish paths K
 # does not touch. SASS: every configuration the same k-loop; producer R2UR the same but for n8 / n16's R form
 # (71 -> 85: the policy moved to a uniform register per issue). KH: both (r128_exp_grid_args_evict_first.diff).
