@@ -18,12 +18,16 @@
 # BIN bench_K maxgemm_bench notes/runs/r128_exp_grid_args.diff
 # BIN test_K test_maxgemm notes/runs/r128_exp_grid_args.diff
 # BIN tl_SK maxgemm notes/runs/r128_exp_grid_args_stamps.diff
+# BIN tl_S maxgemm notes/runs/r127_exp_finish_stamps.diff
+# BIN tl_SH maxgemm notes/runs/r128_exp_evict_first_stamps.diff
 # BIN bench_H maxgemm_bench notes/runs/r128_exp_w_evict_first.diff
 # BIN test_H test_maxgemm notes/runs/r128_exp_w_evict_first.diff
 # BIN bench_KH maxgemm_bench notes/runs/r128_exp_grid_args_evict_first.diff
 # BIN test_KH test_maxgemm notes/runs/r128_exp_grid_args_evict_first.diff
-# Call 1, "ab" (~220 s): A/B A K H KH Y Y KH H K A over bench/matrix_ticket.txt (tools/ab_variants.py OUTDIR), the stamps
-# on K (bf16 max_dim 0, M = 8). Call 2, "check V" (V = K, H or KH: the A/B's winner; ~430 s): synccheck / racecheck
+# Call 1, "ab" (~270 s): A/B A K H KH Y Y KH H K A over bench/matrix_ticket.txt (tools/ab_variants.py OUTDIR), then
+# the per-CTA stamps (tools/timeline_summary.py; TS / TF lines: run 127's parser) of main (tl_S), H (tl_SH) and K
+# (tl_SK) at bf16 max_dim 0 M = 8 (does the finish's first parameter read still miss?), and of main and H at max_dim 1
+# M = 64 (do the k-loops end sooner with x's lines kept?). Call 2, "check V" (V = K, H or KH: the A/B's winner; ~430 s): synccheck / racecheck
 # on the slots test, V's whole GPU suite, V's full benchmark (the CSV that becomes bench/results/h200.csv if V is
 # merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s); if no variant wins, main's
 # suite already passed (run 127) and call 2 is not needed. Y needs no call 2: main's code, its outputs checked row by
@@ -38,9 +42,13 @@ case $mode in
 ab)
     plan_table Y notes/runs/r128_dispatch_y.tsv
     plan_ab bench/matrix_ticket.txt A_1 K_1 H_1 KH_1 Y_1 Y_2 KH_2 H_2 K_2 A_2
-    timeout 20 bundle/bin/tl_SK run --kernel 8 -p bf16 -m 8 -d 0 --no-shortcut --no-baseline -i 8 -w 1 \
-        > $O/tl_SK_d0_m8.txt 2>&1
-    plan_step "timeline rc $?"
+    for t in S_d0_m8 SH_d0_m8 SK_d0_m8 S_d1_m64 SH_d1_m64; do   # tl_V_dD_mM: run 127's stamps, with H, with K
+        v=${t%%_*} d=${t#*_d}; d=${d%%_*}; m=${t##*_m}
+        timeout 20 bundle/bin/tl_$v run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 8 -w 1 \
+            > $O/tl_$t.txt 2>&1
+        echo "timeline $t rc $? t=$(plan_el)" >> $O/steps.txt
+    done
+    plan_step "timelines done"
     ;;
 check)
     v=${3:?check needs the variant: K, H, KH or A (main)}
