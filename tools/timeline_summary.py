@@ -7,6 +7,9 @@ CLI prints, per CTA of each launch:
                                                                              not a time)
   TP blk produce_entered first_tma_issue
   TF blk barrier consumers_sum slot_stored poll_done tree_done rounds_lane0 rounds_max   (r122's finish stamps)
+  TS blk entry barrier sum_start shuffle_done sum_done   (r127's: grid_finish's entry, after its first barrier,
+                                                          consumers_sum's start, after its shuffle tree, after its
+                                                          barrier; notes/runs/r127_exp_finish_stamps.diff)
 Times are in us from the launch's first CTA start.
 
 usage: tools/timeline_summary.py [--ctas N] FILE...
@@ -16,7 +19,7 @@ import statistics as st
 
 
 def parse(path):
-    rows = {"TL": [], "TP": [], "TF": []}
+    rows = {"TL": [], "TP": [], "TF": [], "TS": []}
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -38,7 +41,7 @@ def main():
     for path in a.files:
         rows = parse(path)
         print(path)
-        tl, tp, tf = rows["TL"], rows["TP"], rows["TF"]
+        tl, tp, tf, ts = rows["TL"], rows["TP"], rows["TF"], rows["TS"]
         for i in range(1, len(tl) // n):
             blk = tl[i * n:(i + 1) * n]
             t0 = min(r[2] for r in blk)
@@ -66,6 +69,16 @@ def main():
                     r = lb[0]
                     print(f"    finish, the last CTA ({r[0]}): " +
                           "  ".join(f"{c} {us(r[k + 1]):.2f}" for k, c in enumerate(cols)) + f"  rounds {r[6]}")
+            s_ = ts[i * n:(i + 1) * n]
+            if len(s_) == n:   # the last CTA's steps, each from the one before (its epilogue's end first)
+                last = max(range(n), key=lambda j: blk[j][5])
+                ls = [r for r in s_ if r[0] == blk[last][0]]
+                if ls:
+                    r = ls[0]
+                    marks = [blk[last][5]] + r[1:6]
+                    steps = ("entry", "barrier", "column loop", "shuffle tree", "sum barrier")
+                    print(f"    grid_finish, the last CTA ({r[0]}), us after the step before: " +
+                          "  ".join(f"{c} +{(marks[k + 1] - marks[k]) / 1e3:.2f}" for k, c in enumerate(steps)))
 
 
 if __name__ == "__main__":
