@@ -3,7 +3,7 @@
 # tools/pack_bundle.sh copies this file to bundle/plan_lib.sh; a plan starts with
 #   . bundle/plan_lib.sh; plan_init "$1" r128
 # and then calls the steps below. Every step appends one line to $O/steps.txt (what ran, its exit status, the
-# seconds since plan_init) and packs $OUT/rNNN.tgz again, so a call cut short by its limit or by the machine being
+# seconds since plan_init) and packs OUTROOT/RUN.tgz again, so a call cut short by its limit or by the machine being
 # taken back still returns every step that finished (the device tool returns what is under $OUT).
 # Binaries are bundle/bin/NAME (main's: maxgemm, maxgemm_bench, test_maxgemm; the plan's BIN lines add the rest).
 #   plan_init OUTROOT RUN               O=OUTROOT/RUN, the library path, the clock, the GPU's name/clocks/power
@@ -51,9 +51,8 @@ plan_ab() {
         table=${PLAN_TABLE[$v]:-tile_configs/dispatch/h200.tsv}
         timeout 60 "$bin" --dispatch "$table" --matrix "$matrix" --csv "$O/ab_$step.csv" > "$O/ab_$step.log" 2>&1
         rc=$?
-        echo "ab $step rc $rc t=$(plan_el)" >> "$O/steps.txt"
+        plan_step "ab $step rc $rc"
     done
-    plan_step "ab done"
 }
 
 plan_suite() {
