@@ -234,7 +234,8 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     case MG_CLI_OPT_X_TILE: {
         int64_t v = 0;
         if (int_opt(flag, val, 0, MG_X_TILE_MAX, "kernel 8's x-tile width", &v, err, errlen)) return -1;
-        if (!MG_X_TILE_VALID(v)) return fail(err, errlen, "%s: %lld is not a multiple of 8 (wgmma's N)", flag, (long long)v);
+        if (!MG_X_TILE_VALID(v))
+            return fail(err, errlen, "%s: %lld is not a multiple of 8 (wgmma's N)", flag, (long long)v);
         opt->x_tile = (int)v;
         return 0;
     }
