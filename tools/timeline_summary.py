@@ -57,9 +57,9 @@ def main():
             if len(p) == n:
                 line += f" | produce() {span([us(r[1]) for r in p])}  first TMA {span([us(r[2]) for r in p])}"
             print(line)
+            last = max(range(n), key=lambda j: blk[j][5])   # the CTA whose epilogue ended last
             f = tf[i * n:(i + 1) * n]
             if len(f) == n:
-                last = max(range(n), key=lambda j: blk[j][5])   # the CTA whose epilogue ended last
                 lb = [r for r in f if r[0] == blk[last][0]]
                 cols = ("barrier", "consumers_sum", "slot stored", "poll done", "tree done")
                 print("    finish, all CTAs: " + "  ".join(f"{c} {span([us(r[k + 1]) for r in f])}"
@@ -71,7 +71,6 @@ def main():
                           "  ".join(f"{c} {us(r[k + 1]):.2f}" for k, c in enumerate(cols)) + f"  rounds {r[6]}")
             s_ = ts[i * n:(i + 1) * n]
             if len(s_) == n:   # the last CTA's steps, each from the one before (its epilogue's end first)
-                last = max(range(n), key=lambda j: blk[j][5])
                 ls = [r for r in s_ if r[0] == blk[last][0]]
                 if ls:
                     r = ls[0]
