@@ -89,6 +89,7 @@ FORCE:
 $(BUILD)/obj/cli.o $(BUILD)/obj/bench/bench.o: $(BUILD)/commit.stamp
 $(BUILD)/obj/test/test_cli_args.o: CFLAGS += -DMG_CLI_BIN='"$(BUILD)/maxgemm"'
 $(BUILD)/obj/test/test_dispatch.o: CFLAGS += -DMG_GEN_DISPATCH_BIN='"$(BUILD)/gen_dispatch"'
+$(BUILD)/obj/test/test_tile_config.o: CFLAGS += -DMG_GEN_TILES_BIN='"$(BUILD)/gen_tiles"'
 $(BUILD)/maxgemm: $(BUILD)/obj/cli.o $(BUILD)/libmaxgemm.a
 	$(NVCC) -o $@ $< $(WHOLE_LIB) -lcublas -lcublasLt -ldl -lm
 # the tests also hold the benchmark matrix parser (bench/matrix.c: test/test_bench_matrix.c)

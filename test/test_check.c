@@ -61,6 +61,17 @@ Test(check, tolerance_boundary) {
     cr_assert(!one(0.5, 0.5f + 2e-4f, 1e-4, 1e-4).pass);
 }
 
+/* The accuracy bars every GPU check reads through mg_precision_tolerance (test_gpu.c, test_determinism.c): pinned
+ * here to SEMANTICS.md's table (atol = rtol: fp32 1e-4, tf32 2e-3, bf16 1e-2), so that loosening one in the library
+ * fails a test instead of quietly widening what every kernel check accepts. */
+Test(check, tolerances_are_the_semantics_bars) {
+    cr_assert_eq(mg_precision_tolerance(MG_PREC_FP32), 1e-4);
+    cr_assert_eq(mg_precision_tolerance(MG_PREC_TF32), 2e-3);
+    cr_assert_eq(mg_precision_tolerance(MG_PREC_BF16), 1e-2);
+    cr_assert_eq(mg_precision_tolerance((mg_precision)-1), 0.0, "an unknown precision has no bar (nothing passes)");
+    cr_assert_eq(mg_precision_tolerance(MG_PREC_COUNT), 0.0);
+}
+
 Test(check, statistics_and_first_bad) {
     const double ref[] = {1.0, 2.0, NAN, 4.0, 0.0, -8.0};
     const float out[] = {1.0f, 2.5f, NAN, 3.0f, 0.125f, -8.0f};
@@ -88,11 +99,14 @@ Test(check, p999_nearest_rank) {
     cr_assert_eq(r.max_abs, 999.0);
     /* nearest rank ceil(0.999 * 1000) = 999 -> the 999th smallest difference, 998 */
     cr_assert_eq(r.p999_abs, 998.0, "p999 %.17g", r.p999_abs);
-    /* NaN and inf pairs are excluded from the percentile */
+    /* NaN and inf pairs are excluded from the percentile: out[0] held the difference 0; without it the 999 finite
+     * differences are 1 .. 999 and the nearest rank ceil(0.999 * 999) = 999 is 999 (998 if the NaN pair counted) */
     out[0] = NAN;
     ref[0] = NAN;
     cr_assert(mg_check_f32(ref, out, N, 1000, 0, &r));
     cr_assert_eq(r.fails, 0);
+    cr_assert_eq(r.max_abs, 999.0);
+    cr_assert_eq(r.p999_abs, 999.0, "p999 %.17g: the NaN pair was counted", r.p999_abs);
     free(ref);
     free(out);
 }

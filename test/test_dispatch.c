@@ -483,7 +483,8 @@ Test(gpu_dispatch, auto_plans_follow_a_table_for_this_gpu) {
              "gpu %s\n"
              "bf16 1 1 64 mma_sync auto - - -\n"
              "bf16 1 65 256 wgmma_ws tiles=small - - -\n"
-             "bf16 1 257 512 wgmma_ws tiles=mid,streamk=off - - -\n", prop.name);
+             "bf16 1 257 512 wgmma_ws tiles=mid,streamk=off - - -\n"
+             "bf16 0 65 256 wgmma_ws tiles=small - - -\n", prop.name);
     MG_TEST_OK(mg_dispatch_load_text(text, strlen(text), "gpu.tsv"));
     mg_plan_desc d = mg_plan_desc_default();
     d.n = 1024;
@@ -528,36 +529,50 @@ Test(gpu_dispatch, auto_plans_follow_a_table_for_this_gpu) {
     o.streamk = MG_SWITCH_OFF;   /* the row's, for the field the user left at auto */
     explicit_describe(&d, 4, &o, 512, want, sizeof want);
     cr_assert_str_eq(got, want);
-    /* and it computes: the auto plan's output is the explicit plan's, bit for bit, at a batch of 100 */
+    mg_plan_destroy(pl);
+    /* and it computes: a max_dim 0 auto plan (its N outputs all depend on the kernel's column maxima; max_dim 1's
+     * are +0 for every finite row) gives the bits of the explicit plan its row names, at a batch of 100, both
+     * outputs written over different fills (NaN, a finite sentinel) */
     const int64_t m = 100;
+    d.max_dim = 0;
+    mg_plan *p0 = NULL;
+    MG_TEST_OK(mg_plan_create(&p0, &d));
+    cr_assert_str_eq(mg_plan_kernel_name(p0), "wgmma_ws");
+    mg_plan_dispatch_where(p0, m, where, sizeof where);
+    cr_assert_str_eq(where, "gpu.tsv:5");
     void *x = NULL, *W = NULL, *b = NULL, *y0 = NULL, *y1 = NULL;
     cudaStream_t st = NULL;
     MG_TEST_CUDA(cudaStreamCreate(&st));
     MG_TEST_CUDA(cudaMalloc(&x, (size_t)d.m * d.k * 2));
     MG_TEST_CUDA(cudaMalloc(&W, (size_t)d.n * d.k * 2));
     MG_TEST_CUDA(cudaMalloc(&b, (size_t)d.n * 2));
-    MG_TEST_CUDA(cudaMalloc(&y0, (size_t)d.m * 2));
-    MG_TEST_CUDA(cudaMalloc(&y1, (size_t)d.m * 2));
+    MG_TEST_CUDA(cudaMalloc(&y0, (size_t)d.n * 2));
+    MG_TEST_CUDA(cudaMalloc(&y1, (size_t)d.n * 2));
     MG_TEST_OK(mg_fill_seedlike(x, W, b, d.m, d.n, d.k, MG_PREC_BF16, 5, st));
-    o = mg_options_default();
-    MG_TEST_OK(mg_plan_set_options(pl, &o));
-    MG_TEST_OK(mg_set_weights(pl, W, b, st));
-    MG_TEST_OK(mg_forward_rows(pl, m, x, y0, st));
+    MG_TEST_OK(mg_poison(y0, (size_t)d.n, MG_PREC_BF16, st));
+    MG_TEST_CUDA(cudaMemsetAsync(y1, 0x3c, (size_t)d.n * 2, st));
+    MG_TEST_OK(mg_set_weights(p0, W, b, st));
+    MG_TEST_OK(mg_forward_rows(p0, m, x, y0, st));
     mg_plan_desc e = d;
     e.kernel = 4;
     mg_plan *ex = NULL;
     MG_TEST_OK(mg_plan_create(&ex, &e));
+    o = mg_options_default();
     o.tiles = MG_TILES_SMALL;
     MG_TEST_OK(mg_plan_set_options(ex, &o));
     MG_TEST_OK(mg_set_weights(ex, W, b, st));
     MG_TEST_OK(mg_forward_rows(ex, m, x, y1, st));
-    uint16_t h0[100], h1[100];
+    uint16_t h0[1024], h1[1024];
+    cr_assert_eq(d.n, 1024);
     MG_TEST_CUDA(cudaMemcpyAsync(h0, y0, sizeof h0, cudaMemcpyDeviceToHost, st));
     MG_TEST_CUDA(cudaMemcpyAsync(h1, y1, sizeof h1, cudaMemcpyDeviceToHost, st));
     MG_TEST_CUDA(cudaStreamSynchronize(st));
     cr_assert(memcmp(h0, h1, sizeof h0) == 0, "the auto plan and kernel 4 with tiles=small differ");
+    int distinct = 0;
+    for (int j = 1; j < 1024 && !distinct; j++) distinct = h0[j] != h0[0];
+    cr_assert(distinct, "every output is 0x%04x: the comparison shows nothing", h0[0]);
     mg_plan_destroy(ex);
-    mg_plan_destroy(pl);
+    mg_plan_destroy(p0);
     cudaFree(x);
     cudaFree(W);
     cudaFree(b);

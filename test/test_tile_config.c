@@ -215,14 +215,20 @@ Test(tile_config, find_absent) {
     }
 }
 
-/* tools/gen_tiles end to end, when the build tree is where make puts it (BUILD=build). */
+/* The generator make built beside this test binary (the Makefile passes $(BUILD)/gen_tiles, relative to the
+ * repository root). */
+#ifndef MG_GEN_TILES_BIN
+#define MG_GEN_TILES_BIN "build/gen_tiles"
+#endif
+
+/* tools/gen_tiles end to end. */
 Test(tile_config, generator_reports_file_and_line) {
     char root[1024];
     mg_test_repo_root(root, sizeof root);
     char gen[1200];
-    snprintf(gen, sizeof gen, "%s/build/gen_tiles", root);
+    snprintf(gen, sizeof gen, "%s/%s", root, MG_GEN_TILES_BIN);
     FILE *f = root[0] ? fopen(gen, "rb") : NULL;
-    if (!f) cr_skip_test("build/gen_tiles not found (BUILD is not 'build' or not run from the repository)");
+    if (!f) cr_skip_test("%s not found (not run from the repository after make)", gen);
     fclose(f);
     char dir[] = "/tmp/mg_gen_tiles_XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
@@ -297,11 +303,11 @@ Test(tile_config, tune_overlays_apply_to_tile_configs) {
     globfree(&g);
     cr_assert(n > 0, "no tune/*.overlay found under %s", root);
     char gen[1200], cmd[4096], out[8192];
-    snprintf(gen, sizeof gen, "%s/build/gen_tiles", root);
+    snprintf(gen, sizeof gen, "%s/%s", root, MG_GEN_TILES_BIN);
     FILE *f = fopen(gen, "rb");
     if (f) fclose(f);
-    snprintf(cmd, sizeof cmd, "cd '%s' && tools/tune_overlay.sh %s --check 2>&1", root,
-             f ? "--gen build/gen_tiles" : "");
+    snprintf(cmd, sizeof cmd, "cd '%s' && tools/tune_overlay.sh %s%s --check 2>&1", root,
+             f ? "--gen " : "", f ? MG_GEN_TILES_BIN : "");
     const int rc = run_capture(cmd, out, sizeof out);
     cr_expect_eq(rc, 0, "%s: exit %d:\n%s", cmd, rc, out);
 }
