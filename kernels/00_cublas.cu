@@ -13,8 +13,8 @@
  * Host side: plan picks the call (or the memset, or nothing for an empty output) and y's size in the workspace;
  * launch checks the pointers and the cuBLAS handle (io->cublas, bound to the stream by the library) and enqueues.
  * Run: build/maxgemm run --kernel 0 --precision fp32 --check   (also tf32, bf16)
- * Measured (H200, headline M = 1024, N = K = 8192, max_dim 1, bench/results/h200.csv, run 47): fp32 2.75 ms
- * (50 TFLOP/s), tf32 0.375 ms, bf16 0.199 ms, bias + max pass included. Floors and history: notes/00_floors.md.
+ * Measured (H200, headline M = 1024, N = K = 8192, max_dim 1, bench/results/h200.csv, run 126): fp32 2.74 ms
+ * (50 TFLOP/s), tf32 0.412 ms, bf16 0.194 ms, bias + max pass included. Floors and history: notes/00_floors.md.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

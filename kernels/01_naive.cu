@@ -13,8 +13,8 @@
  * Host side: plan fixes the element type and the grid (cdiv(N, 16) x cdiv(M, 16)) and the partial rows
  * (cdiv(N, 16) for max_dim 1, cdiv(M, 16) for max_dim 0); launch checks the pointers and enqueues.
  * Run: build/maxgemm run --kernel 1 --precision fp32 --check   (also tf32, bf16)
- * Measured (H200, headline M = 1024, N = K = 8192, fp32, bench/results/h200.csv, run 47): 150 ms (0.92 TFLOP/s,
- * 0.018x kernel 0). It exists to be obviously right.
+ * Measured (H200, headline M = 1024, N = K = 8192, fp32, max_dim 1, bench/results/h200.csv, run 126): 150 ms
+ * (0.92 TFLOP/s, 0.018x kernel 0). It exists to be obviously right.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

@@ -15,8 +15,8 @@
  * K * elem_bytes % 16 != 0 or x / W is not 16-byte aligned: mg_problem.align), the tile counts and the 1-D grid;
  * no workspace, no prepare. launch checks the pointers (and their alignment against the plan's path) and enqueues.
  * Run: build/maxgemm run --kernel 2 --precision bf16 --check   (also tf32)
- * Measured (H200, headline M = 1024, N = K = 8192, bf16, max_dim 1, bench/results/h200.csv): 0.488 ms
- * (281 TFLOP/s, 0.41x kernel 0). Design, prediction, ptxas report, measurements: notes/02_mma_sync.md.
+ * Measured (H200, headline M = 1024, N = K = 8192, bf16, max_dim 1, bench/results/h200.csv, run 126): 0.471 ms
+ * (292 TFLOP/s, 0.40x kernel 0). Design, prediction, ptxas report, measurements: notes/02_mma_sync.md.
  *
  * Layout conventions (the project's, see src/maxgemm.h): x is M x K row-major, W is N x K row-major, so
  * C = x * W^T has A = x (row-major, "row") and B = W^T, which is W read K-major ("col"). Both operands

@@ -27,8 +27,8 @@
  * truncated), allowed by the tf32 mode's 2e-3 bar.
  *
  * Run: build/maxgemm run --kernel 3 --precision bf16 --check   (also tf32)
- * Measured (H200, headline M = 1024, N = K = 8192, bf16, max_dim 1, bench/results/h200.csv): 0.206 ms
- * (667 TFLOP/s, 1.00x kernel 0). Design, prediction, build facts, measurements: notes/03_wgmma_tma.md.
+ * Measured (H200, headline M = 1024, N = K = 8192, bf16, max_dim 1, bench/results/h200.csv, run 126): 0.211 ms
+ * (653 TFLOP/s, 1.00x kernel 0). Design, prediction, build facts, measurements: notes/03_wgmma_tma.md.
  */
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

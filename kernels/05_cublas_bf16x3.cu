@@ -24,7 +24,7 @@
  * for the batch and picks the step (three GEMMs, a memset of y for K = 0, nothing for an empty output); launch
  * splits x into it and enqueues the GEMMs through io->cublas (bound to the stream by the library).
  * Run: build/maxgemm run --kernel 5 --precision fp32 --check
- * Measured (H200, headline M = 1024, N = K = 8192, fp32, bench/results/h200.csv, run 47): 0.563 ms (244 TFLOP/s,
+ * Measured (H200, headline M = 1024, N = K = 8192, fp32, bench/results/h200.csv, run 126): 0.562 ms (245 TFLOP/s,
  * 4.9x kernel 0), max abs error 1.3e-5 (max_dim 0). Design and history: notes/05_06_split.md.
  */
 #include <cublas_v2.h>
