@@ -117,11 +117,13 @@ static inline const mg_kernel *mg_test_kernel_or_skip(int idx) {
 
 static inline int mg_test_is_naive(const mg_kernel *k) { return strcmp(k->name, "naive") == 0; }
 
-/* One Criterion parameter per registry row (its position), for ParameterizedTestParameters. */
+/* One Criterion parameter per registry row (its position), for ParameterizedTestParameters; at most
+ * MG_TEST_MAX_KERNELS rows (registry/every_row_is_a_test_parameter fails before a row would be left out). */
+#define MG_TEST_MAX_KERNELS 64
 static inline struct criterion_test_params mg_test_registry_params(void) {
-    static int positions[64];
+    static int positions[MG_TEST_MAX_KERNELS];
     int n = mg_registry_count();
-    if (n > 64) n = 64;
+    if (n > MG_TEST_MAX_KERNELS) n = MG_TEST_MAX_KERNELS;
     for (int i = 0; i < n; i++) positions[i] = i;
     return cr_make_param_array(int, positions, (size_t)n);
 }

@@ -40,6 +40,13 @@ Test(registry, ids_and_names_unique) {
     cr_assert_null(mg_registry_at(n));
 }
 
+Test(registry, every_row_is_a_test_parameter) {
+    cr_assert_leq(mg_registry_count(), MG_TEST_MAX_KERNELS, "%d registry rows: the parameterized GPU suites take the "
+                  "first %d only (raise MG_TEST_MAX_KERNELS in test/test_common.h)", mg_registry_count(),
+                  MG_TEST_MAX_KERNELS);
+    cr_assert_gt(mg_registry_count(), 0);
+}
+
 Test(registry, kernel_0_is_cublas_baseline) {
     const mg_kernel *k = mg_registry_find(0);
     cr_assert_not_null(k);
