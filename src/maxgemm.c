@@ -150,9 +150,14 @@ static mg_status validate_desc(const mg_plan_desc *d, mg_problem *p) {
     if (d->m < 0 || d->n < 0 || d->k < 0 || d->m > lim || d->n > lim || d->k > lim)
         return mg_set_error(MG_ERR_SHAPE, "sizes M=%lld N=%lld K=%lld must be in [0, 2^31-1]", (long long)d->m,
                             (long long)d->n, (long long)d->k);
+    /* torch: the max over an empty dim raises; over the other dim it gives an empty output (1 x 0, 0 x 1) */
+    if ((md == 0 && d->m == 0) || (md == 1 && d->n == 0))
+        return mg_set_error(MG_ERR_SHAPE, "M=%lld N=%lld, max_dim %d: max on a tensor with no elements (torch raises "
+                            "too)", (long long)d->m, (long long)d->n, md);
     if (d->m == 0 || d->n == 0)
-        return mg_set_error(MG_ERR_SHAPE, "M=%lld N=%lld: max on a tensor with no elements (M and N must be >= 1)",
-                            (long long)d->m, (long long)d->n);
+        return mg_set_error(MG_ERR_SHAPE, "M=%lld N=%lld, max_dim %d: the output is empty (%s in torch); a plan "
+                            "needs M, N >= 1, so return an empty output without one", (long long)d->m, (long long)d->n,
+                            md, md == 0 ? "1 x 0" : "0 x 1");
     p->m = (int)d->m;
     p->n = (int)d->n;
     p->k = (int)d->k;
@@ -258,6 +263,7 @@ mg_status mg_plan_create(mg_plan **out, const mg_plan_desc *desc) {
     pl->p = p;
     pl->opt = mg_options_default();
     CUDA_OR(st, cudaGetDevice(&pl->dev.ordinal));
+    CUDA_OR(st, cudaDeviceGetAttribute(&pl->pageable_ok, cudaDevAttrPageableMemoryAccess, pl->dev.ordinal));
     struct cudaDeviceProp prop;
     CUDA_OR(st, cudaGetDeviceProperties(&prop, pl->dev.ordinal));
     pl->dev.sm = prop.major * 10 + prop.minor;
@@ -393,10 +399,60 @@ void mg_plan_dispatch_where(const mg_plan *pl, int64_t m, char *buf, size_t len)
     mg_dispatch_where(&pl->dispatch, mg_dispatch_options(&pl->dispatch, pl->kernel, &p, &o), buf, len);
 }
 
+/* ---- the caller's device and pointers ---------------------------------------------------------------- */
+/* The plan's buffers, handles and launch plans belong to the device it was made on. */
+static mg_status check_device(const mg_plan *pl) {
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return mg_set_error(MG_ERR_CUDA, "cudaGetDevice failed");
+    }
+    if (cur != pl->dev.ordinal)
+        return mg_set_error(MG_ERR_INVALID_ARG, "the current device is %d but the plan was made on device %d "
+                            "(cudaSetDevice(%d) first)", cur, pl->dev.ordinal, pl->dev.ordinal);
+    return MG_OK;
+}
+
+/* A pointer the kernels read or write (name: the API's word for it): aligned to its elements, and, where the runtime
+ * can say, memory of the plan's device (pageable host memory, unless the GPU reads it through HMM, or another GPU's
+ * would fault in a kernel, far from the call, and leave the context unusable). cudaPointerGetAttributes is asked
+ * outside stream capture only, and for x and out (slot 0, 1) once per new pointer: a forward that reuses its buffers
+ * pays one pointer comparison. */
+static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, int slot, void *stream) {
+    const size_t es = mg_elem_bytes(pl->p.prec);
+    if ((uintptr_t)ptr % es != 0)
+        return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is not aligned to its %zu-byte %s elements", name, ptr, es,
+                            mg_precision_name(pl->p.prec));
+    if (slot >= 0 && pl->ptr_ok[slot] == ptr) return MG_OK;
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing((cudaStream_t)stream, &cap) != cudaSuccess) {
+        (void)cudaGetLastError();   /* e.g. the legacy stream beside another thread's capture: not asked */
+        return MG_OK;
+    }
+    if (cap != cudaStreamCaptureStatusNone) return MG_OK;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return MG_OK;   /* the runtime cannot say: the kernels will */
+    }
+    if (a.type == cudaMemoryTypeUnregistered && !pl->pageable_ok)
+        return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is host memory the GPU cannot read: pass device memory "
+                            "(cudaMalloc, a CUDA tensor)", name, ptr);
+    if (a.type == cudaMemoryTypeDevice && a.device != pl->dev.ordinal)
+        return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is memory of device %d; the plan was made on device %d", name,
+                            ptr, a.device, pl->dev.ordinal);
+    if (slot >= 0) pl->ptr_ok[slot] = ptr;
+    return MG_OK;
+}
+
 mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream) {
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
+    pl->have_weights = 0;   /* a refused call leaves the plan without weights, not with the old ones */
     if (!b || (!W && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "W or b is NULL");
-    pl->have_weights = 0;
+    mg_status cs = check_device(pl);
+    if (cs == MG_OK && W) cs = check_pointer(pl, W, "W", -1, stream);
+    if (cs == MG_OK) cs = check_pointer(pl, b, "b", -1, stream);
+    if (cs != MG_OK) return cs;
     /* The graph was captured with the old weights' pointers and prepared state: capture again on next use. */
     mg_plan_graph_reset(pl);
     pl->graph_failed = 0;
@@ -455,7 +511,13 @@ mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void
         return mg_set_error(MG_ERR_SHAPE, "batch of %lld rows does not fit this plan (M = %d: 1 <= m <= M)",
                             (long long)m, pl->p.m);
     if (!out || (!x && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "x or out is NULL");
-    if (!pl->have_weights) return mg_set_error(MG_ERR_NO_WEIGHTS, "mg_forward before mg_set_weights");
+    if (!pl->have_weights)
+        return mg_set_error(MG_ERR_NO_WEIGHTS, "mg_forward before a successful mg_set_weights (the last one failed "
+                            "or there was none)");
+    mg_status cs = check_device(pl);
+    if (cs == MG_OK && x) cs = check_pointer(pl, x, "x", 0, stream);
+    if (cs == MG_OK) cs = check_pointer(pl, out, "out", 1, stream);
+    if (cs != MG_OK) return cs;
     const mg_problem p = batch_problem(pl, (int)m, x);
     nvtxRangePushA("maxgemm forward");
     const mg_status st = (p.max_dim == 1 && pl->desc.shortcut) ? mg_run_shortcut(pl, &p, x, out, stream)

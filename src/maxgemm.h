@@ -25,7 +25,8 @@ extern "C" {
 typedef enum mg_status {
     MG_OK = 0,
     MG_ERR_INVALID_ARG,     /* a NULL pointer or a malformed descriptor */
-    MG_ERR_SHAPE,           /* M, N or K out of range, or an empty reduction (M=0 with max_dim 0, N=0 with max_dim 1) */
+    MG_ERR_SHAPE,           /* M, N or K out of range, an empty reduction (M=0 with max_dim 0, N=0 with max_dim 1),
+                             * or an empty output (the other two: torch gives 1 x 0 / 0 x 1; a plan needs M, N >= 1) */
     MG_ERR_MAX_DIM,         /* max_dim outside {-2, -1, 0, 1} */
     MG_ERR_PRECISION,       /* unknown precision mode */
     MG_ERR_KERNEL,          /* unknown kernel number or name */
@@ -136,7 +137,10 @@ mg_status mg_dispatch_load(const char *path);
  * this GPU), allocates the workspace on the current device. */
 mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
 /* Weight-side preparation happens here and only here (splits, padding, the short-circuit's statistics).
- * W (N x K) and b (N) must stay valid and unchanged until the next mg_set_weights or mg_plan_destroy. */
+ * W (N x K) and b (N) must stay valid and unchanged until the next mg_set_weights or mg_plan_destroy. A failed call
+ * leaves the plan without weights. Both calls below check, before anything is launched, that the current device is
+ * the plan's and that every pointer is aligned to its elements and (outside stream capture, where the runtime says)
+ * memory of that device, not pageable host memory: MG_ERR_INVALID_ARG naming the argument. */
 mg_status mg_set_weights(mg_plan *plan, const void *W, const void *b, void *stream /* cudaStream_t */);
 /* x: M x K, out: M or N elements; both device pointers of the plan's element type. */
 mg_status mg_forward(mg_plan *plan, const void *x, void *out, void *stream /* cudaStream_t */);

@@ -32,6 +32,8 @@ struct mg_plan {
     const mg_kernel_ops *runner;  /* the ops that plan and launch: the kernel's, or prep.runner */
     int prepared;                 /* prep holds kernel state to release */
     int have_weights;
+    const void *ptr_ok[2];        /* x, out: the last pointers check_pointer found to be this device's memory */
+    int pageable_ok;              /* cudaDevAttrPageableMemoryAccess: kernels may read pageable host memory (HMM) */
     unsigned walign;              /* MG_ALIGN_W16 when W's base is 16-byte aligned */
     const void *W, *b;
     /* launch plans, cached per (m, alignment); made on first use (get_launch_plan) */

@@ -9,6 +9,7 @@
  *                  the precision's bar, on fresh seed-like inputs per case; plus planted NaN/inf inputs;
  *                  plus the partial-maxima contract checked directly (the max_dim 1 output is constant, so
  *                  only the partial rows show whether a kernel's row maxima are right)
+ *   gpu_api        the pointer checks of mg_set_weights and mg_forward_rows: host memory, off-element pointers
  *   gpu_int8x3     kernel 9's int8 layer (src/ozaki.h): the device slicing bit for bit against the CPU reference,
  *                  issue 19's adversarial inputs through the guard and the exact fallback at fp32's bar (the fallback
  *                  row bit for bit against kernel 1), determinism with flagged rows; all of it for kernel 10 (the
@@ -2188,4 +2189,74 @@ Test(gpu_int8x3, gemv_int8w_small_m, .timeout = 900) {
     }
     cr_assert(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS, "cublasDestroy");
     MG_TEST_CUDA(cudaStreamDestroy(st));
+}
+
+/* ---- gpu_api: the pointer checks of mg_set_weights and mg_forward_rows (src/maxgemm.c, check_pointer) ---------- */
+
+/* status s is MG_ERR_INVALID_ARG and the message has words */
+static void expect_invalid(mg_status s, const char *what, const char *words) {
+    cr_expect_eq(s, MG_ERR_INVALID_ARG, "%s: status %d (%s)", what, (int)s, mg_last_error());
+    cr_expect(strstr(mg_last_error(), words) != NULL, "%s: message '%s' does not say '%s'", what, mg_last_error(),
+              words);
+}
+
+/* Pageable host memory and pointers off their element grid are refused before anything is launched, naming the
+ * argument; a refused mg_set_weights leaves the plan without weights; the same plan then runs with device memory,
+ * also from x at an element (not 16-byte) offset, and that output matches the aligned run's within the bar. */
+Test(gpu_api, bad_pointers_are_refused, .timeout = 60) {
+    MG_TEST_NEED_GPU();
+    const int64_t m = 8, n = 64, k = 40;
+    for (int pi = 0; pi < 2; pi++) {
+        const mg_precision pr = pi ? MG_PREC_BF16 : MG_PREC_FP32;
+        const size_t es = esize(pr);
+        mg_plan_desc d = mg_plan_desc_default();
+        d.m = m; d.n = n; d.k = k; d.max_dim = 0; d.precision = pr; d.shortcut = 0;
+        mg_plan *pl = NULL;
+        MG_TEST_OK(mg_plan_create(&pl, &d));
+        void *x = dmalloc((size_t)(m * k) * es), *x1 = dmalloc((size_t)(m * k + 8) * es);
+        void *W = dmalloc((size_t)(n * k) * es), *b = dmalloc((size_t)n * es);
+        void *o1 = dmalloc((size_t)n * es), *o2 = dmalloc((size_t)n * es);
+        void *hW = hmalloc((size_t)(n * k) * es), *hb = hmalloc((size_t)n * es), *hx = hmalloc((size_t)(m * k) * es);
+        void *ho = hmalloc((size_t)n * es), *h1 = hmalloc((size_t)n * es), *h2 = hmalloc((size_t)n * es);
+        MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, 77 + (uint64_t)pi, NULL));
+        /* x shifted by one element: the same rows from x + 1 (an element offset, not a 16-byte one) */
+        MG_TEST_CUDA(cudaMemcpy((char *)x1 + es, x, (size_t)(m * k) * es, cudaMemcpyDeviceToDevice));
+        int hmm = 0;   /* the GPU reads pageable host memory (HMM): then host pointers are the caller's to choose */
+        MG_TEST_CUDA(cudaDeviceGetAttribute(&hmm, cudaDevAttrPageableMemoryAccess, 0));
+        if (!hmm) {
+            expect_invalid(mg_set_weights(pl, hW, b, NULL), "host W", "host memory");
+            expect_invalid(mg_set_weights(pl, W, hb, NULL), "host b", "host memory");
+        } else if (pi == 0) {
+            cr_log_warn("this GPU reads pageable host memory (HMM): the host-pointer refusals are not tested");
+        }
+        expect_invalid(mg_set_weights(pl, (char *)W + 1, b, NULL), "W off its elements", "not aligned");
+        cr_expect_eq(mg_forward(pl, x, o1, NULL), MG_ERR_NO_WEIGHTS, "a refused mg_set_weights left weights");
+        MG_TEST_OK(mg_set_weights(pl, W, b, NULL));
+        if (!hmm) {
+            expect_invalid(mg_forward(pl, hx, o1, NULL), "host x", "host memory");
+            expect_invalid(mg_forward(pl, x, ho, NULL), "host out", "host memory");
+        }
+        expect_invalid(mg_forward(pl, (char *)x + 1, o1, NULL), "x off its elements", "not aligned");
+        expect_invalid(mg_forward(pl, x, (char *)o1 + 1, NULL), "out off its elements", "not aligned");
+        MG_TEST_OK(mg_poison(o1, (size_t)n, pr, NULL));
+        MG_TEST_OK(mg_poison(o2, (size_t)n, pr, NULL));
+        MG_TEST_OK(mg_forward(pl, x, o1, NULL));
+        MG_TEST_OK(mg_forward(pl, (char *)x1 + es, o2, NULL));
+        MG_TEST_OK(mg_forward(pl, (char *)x1 + es, o2, NULL));   /* the same pointers again: the cached check */
+        MG_TEST_CUDA(cudaMemcpy(h1, o1, (size_t)n * es, cudaMemcpyDeviceToHost));
+        MG_TEST_CUDA(cudaMemcpy(h2, o2, (size_t)n * es, cudaMemcpyDeviceToHost));
+        /* x + 1 element may take another launch plan (x copied to 16-byte rows): the same answer within the bar */
+        const double tol = 1e-2;   /* SEMANTICS.md's bf16 bar, the looser of the two */
+        size_t bad = 0;
+        for (int64_t j = 0; j < n; j++) {
+            const double a = out_value(h1, (size_t)j, pr), c = out_value(h2, (size_t)j, pr);
+            bad += !(fabs(a - c) <= tol * (1.0 + fabs(a)));   /* NaN (the poison left) counts */
+        }
+        cr_expect_eq(bad, 0, "%s: %zu of %lld outputs from x at an element offset differ from the aligned run's (or "
+                     "were not written)", mg_precision_name(pr), bad, (long long)n);
+        mg_plan_destroy(pl);
+        free(hW); free(hb); free(hx); free(ho); free(h1); free(h2);
+        MG_TEST_CUDA(cudaFree(x)); MG_TEST_CUDA(cudaFree(x1)); MG_TEST_CUDA(cudaFree(W)); MG_TEST_CUDA(cudaFree(b));
+        MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2));
+    }
 }
