@@ -240,6 +240,12 @@ def api_checks(M, K, N, dev, news, rows):
     ok = tuple(out.shape) == (0, 1) and out.dtype == torch.float32
     record(rows, "api", "M=0, max_dim 1 gives an empty (0, 1)", ok, f"got shape {tuple(out.shape)} {out.dtype}")
     expect("M=0, max_dim 0 raises like torch", RuntimeError, lambda: news[(0, "fp32")](empty))
+    # N = 0: torch gives (1, 0) for max_dim 0 and an error for max_dim 1
+    w0, b0 = torch.empty(0, K, device=dev), torch.empty(0, device=dev)
+    out = maxgemm_torch.forward(x, w0, b0, 0)
+    ok = tuple(out.shape) == (1, 0) and out.dtype == torch.float32
+    record(rows, "api", "N=0, max_dim 0 gives an empty (1, 0)", ok, f"got shape {tuple(out.shape)} {out.dtype}")
+    expect("N=0, max_dim 1 raises like torch", RuntimeError, lambda: maxgemm_torch.forward(x, w0, b0, 1))
     v = maxgemm_torch.version()
     record(rows, "api", "version() is the library's MAJOR.MINOR.PATCH", len(v.split(".")) == 3, f"got {v!r}",
            version=v)

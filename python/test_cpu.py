@@ -144,9 +144,39 @@ class Arguments(unittest.TestCase):
                           ((x, w, b, 2, "auto"), ValueError),
                           ((x, w, b, 1, "bf16"), TypeError),
                           ((*bf, 1, "tf32"), TypeError),
-                          ((x, w, b, 1, "fp16"), ValueError)):
+                          ((x, w, b, 1, "fp16"), ValueError),
+                          ((x, w.tolist(), b, 1, "auto"), TypeError),
+                          ((x, w, b.tolist(), 1, "auto"), TypeError)):
             with self.assertRaises(exc, msg=str(args[3:])):
                 _ops.check_args(*args)
+        # the message names the tensor that differs
+        with self.assertRaisesRegex(TypeError, "bias is torch.float64"):
+            _ops.check_args(x, w, b.double(), 1, "auto")
+        # a kernel number wider than the library's C int is refused, not truncated into another kernel's
+        for bad in (2**32 + 1, 2**31, -2):
+            with self.assertRaises(ValueError, msg=str(bad)):
+                _ops.forward(x, w, b, kernel=bad)
+
+
+class Empty(unittest.TestCase):
+    """M = 0 or N = 0: the shape torch's Model gives, or an error where torch raises (the library is not called)."""
+
+    def test_empty_outputs_and_errors(self):
+        for m, n in ((0, 5), (4, 0), (0, 0)):
+            for md in (1, 0):
+                x, w = torch.rand(m, 8), torch.rand(n, 8)
+                model = Model(8, n, md)
+                try:
+                    want = model(x)
+                except (RuntimeError, IndexError):  # torch 2.11: IndexError "Expected reduction dim 0 to have ..."
+                    want = None
+                mine = _ops.empty_output(x, w, md) if want is not None else None
+                if want is None:
+                    with self.assertRaises(L.MaxgemmError, msg=f"M={m} N={n} max_dim {md}"):
+                        _ops.empty_output(x, w, md)
+                else:
+                    self.assertEqual(tuple(mine.shape), tuple(want.shape), f"M={m} N={n} max_dim {md}")
+                    self.assertEqual(mine.dtype, want.dtype)
 
 
 class Backward(unittest.TestCase):

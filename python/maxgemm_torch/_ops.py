@@ -42,8 +42,9 @@ _dispatch_depth = torch._C._len_torch_dispatch_stack
 def check_args(x, weight, bias, max_dim, precision):
     """The checks every call makes, the fake implementation included (no device checks: fake tensors may be traced
     on any device). Returns (normalised max_dim 0 or 1, precision name)."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+        if not isinstance(t, torch.Tensor) and not (name == "bias" and t is None):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     shape, wshape = x.shape, weight.shape
     if len(wshape) != 2:
         raise ValueError(f"weight must be 2-D (out_features, in_features), got {tuple(wshape)}")
@@ -56,9 +57,10 @@ def check_args(x, weight, bias, max_dim, precision):
     dtype = x.dtype
     if dtype != torch.float32 and dtype != torch.bfloat16:
         raise TypeError(f"x must be float32 or bfloat16, got {dtype}")
-    if weight.dtype != dtype or (bias is not None and bias.dtype != dtype):
-        raise TypeError(f"x is {dtype} but the parameters are {weight.dtype}: convert the module with .to({dtype}) "
-                        f"(the library takes x, W and b in one element type)")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype != dtype:
+            raise TypeError(f"x is {dtype} but the {name} is {t.dtype}: convert the module with .to({dtype}) "
+                            f"(the library takes x, W and b in one element type)")
     if max_dim == 1 or max_dim == -1:
         md = 1
     elif max_dim == 0 or max_dim == -2:
@@ -76,6 +78,20 @@ def check_args(x, weight, bias, max_dim, precision):
     return md, prec
 
 
+def empty_output(x, weight, md):
+    """torch's answer where the batch M or the features N are 0 (the library takes M, N >= 1): an empty output
+    ((0, 1) for max_dim 1 over no rows, (1, 0) for max_dim 0 over no features), or the error torch raises for a max
+    over an empty dim."""
+    m, n = x.shape[0], weight.shape[0]
+    if md == 1 and n == 0:
+        raise L.MaxgemmError("maxgemm: max_dim 1 over N = 0 output features: max on a tensor with no elements "
+                             "(torch raises too)", L.STATUS_SHAPE)
+    if md == 0 and m == 0:
+        raise L.MaxgemmError("maxgemm: max_dim 0 over an empty batch (M = 0): max on a tensor with no elements "
+                             "(torch raises too)", L.STATUS_SHAPE)
+    return x.new_empty((0, 1) if md == 1 else (1, 0))
+
+
 def run(cache, x, weight, bias, max_dim, precision, kernel, shortcut):
     """The implementation: checks, then the library on the current stream of x's device."""
     if not isinstance(x, torch.Tensor) or not x.is_cuda:
@@ -86,13 +102,11 @@ def run(cache, x, weight, bias, max_dim, precision, kernel, shortcut):
     md, prec = check_args(x, weight, bias, max_dim, precision)
     dev = x.get_device()  # an int: cheaper per call than building and comparing torch.device objects
     if weight.get_device() != dev or (bias is not None and bias.get_device() != dev):
-        raise ValueError(f"x is on {x.device} but the parameters are on {weight.device}")
+        name, t = ("weight", weight) if weight.get_device() != dev else ("bias", bias)
+        raise ValueError(f"x is on {x.device} but the {name} is on {t.device}")
     m = x.shape[0]
-    if m == 0:
-        if md == 1:  # torch gives an empty (0, 1) result; the library takes batches of at least one row
-            return x.new_empty((0, 1))
-        raise L.MaxgemmError("maxgemm: max_dim 0 over an empty batch (M = 0): max on a tensor with no elements "
-                             "(torch raises too)", L.STATUS_SHAPE)
+    if m == 0 or weight.shape[0] == 0:
+        return empty_output(x, weight, md)
     # The library reads x as dense row-major M x K: a strided view is copied once here (an extra read and write of x;
     # pass a contiguous tensor to avoid it).
     if not x.is_contiguous():
@@ -171,6 +185,8 @@ def forward(x, weight, bias=None, max_dim=1, *, precision=None, kernel="auto", s
     number; cache: a PlanCache (default: one shared by every call that names none; it holds the last weights
     given to each of its plans). Differentiable (the reference Model's gradient)."""
     kid = kernel if isinstance(kernel, int) and not isinstance(kernel, bool) else _kernel_id(kernel)
+    if not -1 <= kid < 2**31:  # the library's C int: a wider number would be truncated into another kernel's
+        raise ValueError(f"kernel {kernel!r}: a registry number is >= 0 (-1 for auto)")
     prec = "auto" if precision is None else precision
     if torch.compiler.is_compiling():  # the shared cache is looked up at run time (id 0), not made while tracing
         return torch.ops.maxgemm.forward.default(x, weight, bias, max_dim, prec, kid, bool(shortcut),
