@@ -445,6 +445,27 @@ static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, i
     return MG_OK;
 }
 
+/* Byte ranges [a, a + an) and [b, b + bn) share a byte. */
+static int overlap(const void *a, size_t an, const void *b, size_t bn) {
+    const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a && b && an && bn && a0 < b0 + bn && b0 < a0 + an;
+}
+
+/* out is written while x, W and b are read (and W, b again by later calls): it may share no byte with them. */
+static mg_status check_out_disjoint(const mg_plan *pl, int64_t m, const void *x, const void *out) {
+    const size_t es = mg_elem_bytes(pl->p.prec);
+    const size_t on = (size_t)(pl->p.max_dim == 1 ? m : pl->p.n) * es;
+    const struct { const void *p; size_t n; const char *name; } in[] = {
+        {x, (size_t)m * (size_t)pl->p.k * es, "x"},
+        {pl->W, (size_t)pl->p.n * (size_t)pl->p.k * es, "W"},
+        {pl->b, (size_t)pl->p.n * es, "b"}};
+    for (int i = 0; i < 3; i++)
+        if (overlap(out, on, in[i].p, in[i].n))
+            return mg_set_error(MG_ERR_INVALID_ARG, "out (%p, %zu bytes) overlaps %s (%p, %zu bytes): the forward "
+                                "writes out while it reads %s", out, on, in[i].name, in[i].p, in[i].n, in[i].name);
+    return MG_OK;
+}
+
 mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream) {
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
     pl->have_weights = 0;   /* a refused call leaves the plan without weights, not with the old ones */
@@ -517,6 +538,7 @@ mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void
     mg_status cs = check_device(pl);
     if (cs == MG_OK && x) cs = check_pointer(pl, x, "x", 0, stream);
     if (cs == MG_OK) cs = check_pointer(pl, out, "out", 1, stream);
+    if (cs == MG_OK) cs = check_out_disjoint(pl, m, x, out);
     if (cs != MG_OK) return cs;
     const mg_problem p = batch_problem(pl, (int)m, x);
     nvtxRangePushA("maxgemm forward");

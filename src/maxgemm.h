@@ -142,7 +142,8 @@ mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
  * the plan's and that every pointer is aligned to its elements and (outside stream capture, where the runtime says)
  * memory of that device, not pageable host memory: MG_ERR_INVALID_ARG naming the argument. */
 mg_status mg_set_weights(mg_plan *plan, const void *W, const void *b, void *stream /* cudaStream_t */);
-/* x: M x K, out: M or N elements; both device pointers of the plan's element type. */
+/* x: M x K, out: M or N elements; both device pointers of the plan's element type; out shares no byte with x, W
+ * or b (MG_ERR_INVALID_ARG). */
 mg_status mg_forward(mg_plan *plan, const void *x, void *out, void *stream /* cudaStream_t */);
 /* The same for a batch of m rows, 1 <= m <= the plan's M (a plan's M is its capacity): one plan serves every
  * batch size up to it. m outside that range is MG_ERR_SHAPE. */

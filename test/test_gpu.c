@@ -2200,8 +2200,8 @@ static void expect_invalid(mg_status s, const char *what, const char *words) {
               words);
 }
 
-/* Pageable host memory and pointers off their element grid are refused before anything is launched, naming the
- * argument; a refused mg_set_weights leaves the plan without weights; the same plan then runs with device memory,
+/* Pageable host memory, pointers off their element grid and an out that overlaps x, W or b are refused before
+ * anything is launched, naming the argument; a refused mg_set_weights leaves the plan without weights; the same plan then runs with device memory,
  * also from x at an element (not 16-byte) offset, and that output matches the aligned run's within the bar. */
 Test(gpu_api, bad_pointers_are_refused, .timeout = 60) {
     MG_TEST_NEED_GPU();
@@ -2238,6 +2238,10 @@ Test(gpu_api, bad_pointers_are_refused, .timeout = 60) {
         }
         expect_invalid(mg_forward(pl, (char *)x + 1, o1, NULL), "x off its elements", "not aligned");
         expect_invalid(mg_forward(pl, x, (char *)o1 + 1, NULL), "out off its elements", "not aligned");
+        /* in place: out over x's last row, over W, over b */
+        expect_invalid(mg_forward(pl, x, (char *)x + (size_t)((m - 1) * k) * es, NULL), "out over x", "overlaps x");
+        expect_invalid(mg_forward(pl, x, (char *)W + (size_t)(n * k / 2) * es, NULL), "out over W", "overlaps W");
+        expect_invalid(mg_forward(pl, x, b, NULL), "out over b", "overlaps b");
         MG_TEST_OK(mg_poison(o1, (size_t)n, pr, NULL));
         MG_TEST_OK(mg_poison(o2, (size_t)n, pr, NULL));
         MG_TEST_OK(mg_forward(pl, x, o1, NULL));
