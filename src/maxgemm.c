@@ -158,6 +158,10 @@ static mg_status validate_desc(const mg_plan_desc *d, mg_problem *p) {
         return mg_set_error(MG_ERR_SHAPE, "M=%lld N=%lld, max_dim %d: the output is empty (%s in torch); a plan "
                             "needs M, N >= 1, so return an empty output without one", (long long)d->m, (long long)d->n,
                             md, md == 0 ? "1 x 0" : "0 x 1");
+    if (d->kernel != MG_KERNEL_AUTO && !mg_registry_find(d->kernel))
+        return mg_set_error(MG_ERR_KERNEL, "unknown kernel %d (see 'maxgemm list')", d->kernel);
+    if (d->shortcut != 0 && d->shortcut != 1)
+        return mg_set_error(MG_ERR_INVALID_ARG, "shortcut = %d (0 off, 1 on)", d->shortcut);
     p->m = (int)d->m;
     p->n = (int)d->n;
     p->k = (int)d->k;

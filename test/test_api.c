@@ -41,6 +41,12 @@ Test(api, descriptor_fields_out_of_range) {
     d = mg_plan_desc_default();
     d.n = 1ll << 31;
     expect_refused(d, MG_ERR_SHAPE, "2^31-1");
+    d = mg_plan_desc_default();
+    d.kernel = 99;   /* named as unknown before any device is looked for (this machine may have none) */
+    expect_refused(d, MG_ERR_KERNEL, "unknown kernel 99");
+    d = mg_plan_desc_default();
+    d.shortcut = 7;
+    expect_refused(d, MG_ERR_INVALID_ARG, "shortcut = 7");
     mg_plan *pl = NULL;
     cr_expect_eq(mg_plan_create(&pl, NULL), MG_ERR_INVALID_ARG);
     cr_expect_eq(mg_plan_create(NULL, &d), MG_ERR_INVALID_ARG);

@@ -91,7 +91,7 @@ class _Plan:
         desc.max_dim = max_dim
         desc.precision = L.PRECISIONS[prec]
         desc.kernel = kernel
-        desc.shortcut = int(shortcut)
+        desc.shortcut = int(bool(shortcut))
         handle = ctypes.c_void_p()
         L.check(lib, lib.mg_plan_create(ctypes.byref(handle), ctypes.byref(desc)), "mg_plan_create")
         self.handle = handle.value
