@@ -16,6 +16,8 @@
 #   plan_suite BIN FILTER TAG SECONDS [ARGS]   Criterion suites (--jobs 1) matching FILTER into TAG.log
 #   plan_sanitize BIN FILTER TAG SECONDS TOOL...  compute-sanitizer TOOL (error exit 99) on BIN's FILTER tests,
 #                                       into TOOL_TAG.log, one step per tool
+#   plan_python LIB TAG SECONDS [ARGS]  python/check_model.py (the source tree's maxgemm_torch) against bundle/bin/LIB
+#                                       (libmaxgemm.so: main's), into TAG.log and TAG.json
 # The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
 
 plan_init() {
@@ -61,6 +63,15 @@ plan_suite() {
     timeout "$secs" "bundle/bin/$bin" --jobs 1 "$@" --filter "$filter" > "$O/$tag.log" 2>&1
     rc=$?
     plan_step "$tag ($bin '$filter') rc $rc"
+}
+
+plan_python() {
+    local lib=$1 tag=$2 secs=$3 rc
+    shift 3
+    MAXGEMM_LIB=$PWD/bundle/bin/$lib PYTHONUNBUFFERED=1 timeout "$secs" python3 python/check_model.py "$@" \
+        --out-json "$O/$tag.json" > "$O/$tag.log" 2>&1
+    rc=$?
+    plan_step "$tag (check_model.py $* against $lib) rc $rc"
 }
 
 plan_sanitize() {

@@ -29,9 +29,12 @@
 # (tl_SK) at bf16 max_dim 0 M = 8 (does the finish's first parameter read still miss?), and of main and H at max_dim 1
 # M = 64 (do the k-loops end sooner with x's lines kept?). Call 2, "check V" (V = K, H or KH: the A/B's winner; ~430 s): synccheck / racecheck
 # on the slots test, V's whole GPU suite, V's full benchmark (the CSV that becomes bench/results/h200.csv if V is
-# merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s); if no variant wins, main's
-# suite already passed (run 127) and call 2 is not needed. Y needs no call 2: main's code, its outputs checked row by
-# row by the A/B's matrix (a table edit then needs main's benchmark with the edited table).
+# merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s). If no variant wins, call 2
+# is still needed as `check A`: session 27 changed main's API checks (pointers, devices, overlaps), its tests
+# (gpu_api, gpu_dispatch at max_dim 0, poisoned stream-K sub-batches, ...) and the Python binding (N = 0), none of
+# which has run on a GPU; `check` ends with check_model.py --quick against main's library for that reason. Y needs no
+# call 2 of its own: main's code, its outputs checked row by row by the A/B's matrix (a table edit then needs main's
+# benchmark with the edited table).
 #   tools/pack_bundle.sh notes/runs/r128_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT ab            (carry ["bundle"], timeout 600)
 #   tar xJf bundle/pack.tar.xz && bash bundle/run128.sh $OUT check KH      (carry ["bundle"], timeout 600)
@@ -59,6 +62,7 @@ check)
     plan_suite $tb 'gpu_*/*' test_$v 300 --verbose
     timeout 150 bundle/bin/$bb --dispatch $table --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
     plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
+    plan_python libmaxgemm.so check_model 120 --quick   # main's library and binding (session 27's changes)
     ;;
 *) echo "run128: mode ab or check V" >&2; exit 2 ;;
 esac
