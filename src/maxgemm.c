@@ -49,6 +49,8 @@ double mg_precision_tolerance(mg_precision p) { return (p >= 0 && p < MG_PREC_CO
 /* ---- options and version ----------------------------------------------------------------------------------- */
 #define MG_VERSION_STRING "0.9.0"
 const char *mg_version(void) { return MG_VERSION_STRING; }
+size_t mg_plan_desc_size(void) { return sizeof(mg_plan_desc); }
+size_t mg_options_size(void) { return sizeof(mg_options); }
 
 mg_options mg_options_default(void) {
     mg_options o;

@@ -125,6 +125,10 @@ mg_status mg_tiles_parse(const char *s, mg_tiles *out);
 const char *mg_tiles_name(mg_tiles t);
 /* The library's version, "MAJOR.MINOR.PATCH". */
 const char *mg_version(void);
+/* sizeof(mg_plan_desc) and sizeof(mg_options) as this library was built: bindings that mirror the structs (the
+ * Python package's ctypes PlanDesc and Options) compare them at load time instead of trusting their own copy. */
+size_t mg_plan_desc_size(void);
+size_t mg_options_size(void);
 
 /* The measured dispatch table auto follows (tile_configs/README.md, notes/dispatch.md): by default the tables compiled
  * in from tile_configs/dispatch/GPU.tsv, looked up by the GPU's name. mg_dispatch_load(path) replaces them, for the

@@ -52,6 +52,16 @@ Test(api, descriptor_fields_out_of_range) {
     cr_expect_eq(mg_plan_create(NULL, &d), MG_ERR_INVALID_ARG);
 }
 
+/* The Python binding mirrors these structs field for field (python/maxgemm_torch/_library.py, PlanDesc and Options)
+ * and refuses a library whose sizes differ from its own; a field added here must be added there too. */
+Test(api, struct_sizes_the_python_binding_mirrors) {
+    cr_expect_eq(mg_plan_desc_size(), sizeof(mg_plan_desc));
+    cr_expect_eq(mg_options_size(), sizeof(mg_options));
+    cr_expect_eq(mg_plan_desc_size(), 40, "mg_plan_desc changed: update PlanDesc in python/maxgemm_torch/_library.py");
+    cr_expect_eq(mg_options_size(), 13 * sizeof(int), "mg_options changed: update OPTION_FIELDS, Options and the "
+                 "option tables in python/maxgemm_torch/_library.py");
+}
+
 Test(api, calls_on_a_null_plan) {
     cr_expect_eq(mg_set_weights(NULL, NULL, NULL, NULL), MG_ERR_INVALID_ARG);
     cr_expect_eq(mg_forward(NULL, NULL, NULL, NULL), MG_ERR_INVALID_ARG);

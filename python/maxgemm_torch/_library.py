@@ -115,6 +115,8 @@ def _declare(lib, path):
     c_int, c_int64, c_void_p, c_char_p = ctypes.c_int, ctypes.c_int64, ctypes.c_void_p, ctypes.c_char_p
     protos = {
         "mg_version": ([], c_char_p),
+        "mg_plan_desc_size": ([], ctypes.c_size_t),
+        "mg_options_size": ([], ctypes.c_size_t),
         "mg_plan_desc_default": ([], PlanDesc),
         "mg_options_default": ([], Options),
         "mg_plan_create": ([ctypes.POINTER(c_void_p), ctypes.POINTER(PlanDesc)], c_int),
@@ -140,8 +142,14 @@ def _declare(lib, path):
                           f"(make build/libmaxgemm.so) and reinstall the package if it holds a copy") from e
         fn.argtypes = argtypes
         fn.restype = restype
-    # Layout self-checks: the defaults documented in maxgemm.h land in the right fields only if the Python structs
-    # mirror the C ones (a shifted field shows up as kernel != -1, pdl != 1, a mode out of range, ...).
+    # Layout self-checks: the library's own sizes of the structs (a field added in C and not here would otherwise
+    # let mg_plan_get_options write past Options), then the defaults documented in maxgemm.h, which land in the right
+    # fields only if the Python structs mirror the C ones (a shifted field shows up as kernel != -1, pdl != 1, ...).
+    for cname, cls in (("mg_plan_desc", PlanDesc), ("mg_options", Options)):
+        csize = getattr(lib, cname + "_size")()
+        if csize != ctypes.sizeof(cls):
+            raise OSError(f"{path}: sizeof({cname}) is {csize} bytes in the library and {ctypes.sizeof(cls)} in "
+                          f"maxgemm_torch's {cls.__name__}: the package and the library are from different versions")
     d = lib.mg_plan_desc_default()
     if ctypes.sizeof(PlanDesc) != 40 or d.kernel != KERNEL_AUTO or d.precision not in PRECISIONS.values() \
             or d.shortcut not in (0, 1) or min(d.m, d.n, d.k) <= 0:
