@@ -137,8 +137,9 @@ size_t mg_options_size(void);
  * name this GPU (e.g. /dev/null) leaves auto to the registry's rule. path NULL: the compiled-in tables again. */
 mg_status mg_dispatch_load(const char *path);
 
-/* Validates desc, picks the kernel (auto: the fastest registered kernel that meets the precision's bar on
- * this GPU), allocates the workspace on the current device. */
+/* Validates desc, picks the kernel (auto: the row of this GPU's dispatch table for the precision, max_dim and M,
+ * measured against kernel 0; without one, the registry's rule: the highest-ranked kernel that meets the precision's
+ * bar on this GPU), allocates the workspace on the current device. */
 mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
 /* Weight-side preparation happens here and only here (splits, padding, the short-circuit's statistics).
  * W (N x K) and b (N) must stay valid and unchanged until the next mg_set_weights or mg_plan_destroy. A failed call

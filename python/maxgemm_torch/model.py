@@ -22,8 +22,8 @@ __all__ = ["ModelNew"]
 class ModelNew(nn.Module):
     """Model(in_features, out_features, max_dim) computed by libmaxgemm.
 
-    kernel:    'auto' (the library's choice: the fastest registered kernel that meets the precision's bar for the
-               plan's batch capacity), or a registry name or number (see `build/maxgemm list`).
+    kernel:    'auto' (the library's choice for the plan's batch capacity: this GPU's measured dispatch table, else
+               the registry's rule), or a registry name or number (see `build/maxgemm list`).
     precision: None picks from the input dtype: float32 -> 'fp32' (bar 1e-4), bfloat16 -> 'bf16' (bar 1e-2);
                'tf32' asks for the lossy tensor-core mode (bar 2e-3) on float32 inputs.
     shortcut:  max_dim 1 only: use the library's exact certificate (an all-finite, non-overflowing row is +0.0
