@@ -29,7 +29,7 @@ TEST_SRC   := $(wildcard test/*.c)
 TEST_OBJ   := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_SRC))
 HEADERS    := $(wildcard src/*.h kernels/*.cuh) $(BUILD)/gen/mg_tiles.h
 
-.PHONY: ptxas-report all lib test test-cpu python-test run bench plots ncu nsys sass bundle clean
+.PHONY: ptxas-report all test python-test run bench plots ncu nsys sass bundle clean
 # `make` (all) needs no Criterion: the library, the CLI, the benchmark and the soak. `make test` builds the tests.
 all: $(BUILD)/maxgemm $(BUILD)/libmaxgemm.a $(BUILD)/libmaxgemm.so $(BUILD)/maxgemm_soak $(BUILD)/maxgemm_bench
 
@@ -259,8 +259,8 @@ sass: $(BUILD)/libmaxgemm.a
 # `make asan`: the C sources and tests rebuilt with gcc -fsanitize=address,undefined (the .cu objects unchanged),
 # linked from the objects themselves (not the archive, so every kernel the registry names is linked), then the CPU
 # suites run (suites named gpu_* are left out by the filter; run them with ASAN_FILTER='*/*' on a GPU host).
-# `make fuzz`: libFuzzer (clang) on the tile_configs, CLI and benchmark-matrix parsers, FUZZ_TIME seconds each, from the
-# committed seed corpora in fuzz/corpus/ (new inputs go to $(BUILD)/fuzz/, the committed corpus is left alone).
+# `make fuzz`: libFuzzer (clang) on the tile_configs, CLI, benchmark-matrix and dispatch-table parsers, FUZZ_TIME
+# seconds each, from the committed seed corpora in fuzz/corpus/ (new inputs go to $(BUILD)/fuzz/, the committed corpus is left alone).
 .PHONY: asan fuzz
 ASAN_FLAGS  ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_FILTER ?= !(gpu_*)/*

@@ -302,7 +302,6 @@ __global__ void __launch_bounds__(C::THREADS, 1)
 struct wt_state {
     CUtensorMap tm_w;   /* 64-byte aligned type: allocated with aligned_alloc */
     void *w_pad;        /* device: W with a 16-byte row stride, when the caller's W could not be read in place */
-    size_t w_pad_bytes;
     int n, k, ld;       /* ld: W's leading dimension (elements) that tm_w reads */
     mg_precision prec;
 };
@@ -497,7 +496,6 @@ static mg_status wt_prepare(const mg_problem *p, const mg_device *dev, const voi
             return mg_set_error(MG_ERR_OUT_OF_MEMORY, "wgmma_tma: padded copy of W (%.1f MiB): %s",
                                 bytes / 1048576.0, cudaGetErrorString(e));
         }
-        h->w_pad_bytes = bytes;
         s = copy_padded(h->w_pad, ld, w, p->n, p->k, eb, st);
         wsrc = h->w_pad;
     }

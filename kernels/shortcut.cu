@@ -334,19 +334,7 @@ __global__ void __launch_bounds__(kThreads) tail_compact_kernel(int *rows, int m
     if (threadIdx.x == 0) *word = 0u;
 }
 
-/* ---- gather / scatter ------------------------------------------------------------------------------------------ */
-/* xg row r = x row rows[r]; V is the copy unit (uint4 when rows are 16-byte aligned, else the element type). */
-template <typename V>
-__global__ void __launch_bounds__(kThreads)
-    gather_kernel(const V *__restrict__ x, int64_t row_units, const int *__restrict__ rows, int count,
-                  V *__restrict__ xg) {
-    for (int r = blockIdx.x; r < count; r += gridDim.x) {
-        const V *s = x + (int64_t)rows[r] * row_units;
-        V *d = xg + (int64_t)r * row_units;
-        for (int64_t c = threadIdx.x; c < row_units; c += kThreads) d[c] = s[c];
-    }
-}
-
+/* ---- the rare case's copy -------------------------------------------------------------------------------------- */
 /* out[r] = outg[r] for the rows r = rows[t], t < *count: outg holds the full computation of every row (the rare
  * case of mg_forward), and only the rows classify could not decide are copied. The count is read on the device,
  * so the grid is sized for max_count (the problem's M) and the launch needs nothing from the host. */
@@ -360,13 +348,6 @@ __global__ void __launch_bounds__(kThreads)
         const int r = rows[t];
         if ((unsigned)r < (unsigned)max_count) out[r] = outg[r];
     }
-}
-
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    scatter_kernel(const T *__restrict__ outg, const int *__restrict__ rows, int count, T *__restrict__ out) {
-    const int r = blockIdx.x * kThreads + threadIdx.x;
-    if (r < count) out[rows[r]] = outg[r];
 }
 
 bool aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
@@ -418,20 +399,6 @@ mg_status launch_classify(const void *x, int m, int k, const float *ws, void *ou
     if (row_bytes >= 16 * 32) return launch_classify_tpr<T, 32>(x, m, k, ws, out, rows, count, sig, st);
     if (row_bytes >= 16 * 4) return launch_classify_tpr<T, 8>(x, m, k, ws, out, rows, count, sig, st);
     return launch_classify_tpr<T, 1>(x, m, k, ws, out, rows, count, sig, st);
-}
-
-template <typename T>
-mg_status launch_gather(const void *x, int64_t k, const int *rows, int count, void *xg, cudaStream_t st) {
-    const int64_t row_bytes = k * (int64_t)sizeof(T);
-    const unsigned blocks = (unsigned)count;   /* one block per gathered row; count <= M < 2^31 */
-    if (row_bytes % 16 == 0 && aligned(x, 16) && aligned(xg, 16)) {
-        gather_kernel<uint4><<<blocks, kThreads, 0, st>>>(static_cast<const uint4 *>(x), row_bytes / 16, rows, count,
-                                                           static_cast<uint4 *>(xg));
-    } else {
-        gather_kernel<T><<<blocks, kThreads, 0, st>>>(static_cast<const T *>(x), k, rows, count, static_cast<T *>(xg));
-    }
-    MG_LAUNCH_CHECK();
-    return MG_OK;
 }
 
 mg_status check_prec(mg_precision prec) {
@@ -535,44 +502,6 @@ extern "C" mg_status mg_shortcut_scatter_rows(const void *outg, mg_precision pre
         scatter_rows_kernel<uint32_t><<<blocks, kThreads, 0, st>>>(static_cast<const uint32_t *>(outg), d_rows,
                                                                    d_count, (int)max_count,
                                                                    static_cast<uint32_t *>(out));
-    MG_LAUNCH_CHECK();
-    return MG_OK;
-}
-
-extern "C" mg_status mg_shortcut_gather(const void *x, int64_t k, mg_precision prec, const int *d_rows, int count,
-                                        void *xg, void *stream) {
-    mg_status s = check_prec(prec);
-    if (s != MG_OK) return s;
-    if (k < 0 || count < 0)
-        return mg_set_error(MG_ERR_SHAPE, "shortcut gather: K=%lld and count=%d must be >= 0", (long long)k, count);
-    if (count == 0 || k == 0) return MG_OK;   /* nothing to copy (K = 0: rows are empty) */
-    if (!x || !d_rows || !xg) return mg_set_error(MG_ERR_INVALID_ARG, "shortcut gather: NULL x, d_rows or xg");
-    const size_t es = mg_elem_bytes(prec);
-    if (!aligned(x, es) || !aligned(xg, es) || !aligned(d_rows, 4))
-        return mg_set_error(MG_ERR_UNSUPPORTED, "shortcut gather: x and xg must be %zu-byte aligned", es);
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    return prec == MG_PREC_BF16 ? launch_gather<uint16_t>(x, k, d_rows, count, xg, st)
-                                : launch_gather<uint32_t>(x, k, d_rows, count, xg, st);
-}
-
-extern "C" mg_status mg_shortcut_scatter(const void *outg, mg_precision prec, const int *d_rows, int count, void *out,
-                                         void *stream) {
-    mg_status s = check_prec(prec);
-    if (s != MG_OK) return s;
-    if (count < 0) return mg_set_error(MG_ERR_SHAPE, "shortcut scatter: count=%d must be >= 0", count);
-    if (count == 0) return MG_OK;
-    if (!outg || !d_rows || !out) return mg_set_error(MG_ERR_INVALID_ARG, "shortcut scatter: NULL outg, d_rows or out");
-    const size_t es = mg_elem_bytes(prec);
-    if (!aligned(outg, es) || !aligned(out, es) || !aligned(d_rows, 4))
-        return mg_set_error(MG_ERR_UNSUPPORTED, "shortcut scatter: outg and out must be %zu-byte aligned", es);
-    cudaStream_t st = static_cast<cudaStream_t>(stream);
-    const unsigned blocks = (unsigned)((count + kThreads - 1) / kThreads);
-    if (prec == MG_PREC_BF16)
-        scatter_kernel<uint16_t><<<blocks, kThreads, 0, st>>>(static_cast<const uint16_t *>(outg), d_rows, count,
-                                                              static_cast<uint16_t *>(out));
-    else
-        scatter_kernel<uint32_t><<<blocks, kThreads, 0, st>>>(static_cast<const uint32_t *>(outg), d_rows, count,
-                                                              static_cast<uint32_t *>(out));
     MG_LAUNCH_CHECK();
     return MG_OK;
 }

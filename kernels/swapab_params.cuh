@@ -44,12 +44,6 @@ __device__ __forceinline__ void named_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-/* bar.arrive on named barrier id for `threads` threads: this thread's prior memory accesses are performed relative to
- * the threads that complete the barrier with bar.sync, without waiting for them. */
-__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 /* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
  * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
  * released before their own arrivals visible to this thread after it. */

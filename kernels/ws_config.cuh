@@ -23,7 +23,7 @@ enum class Scheme : int {
     kTF32 = 0,     /* fp32 operands, tf32 wgmma (m64nNk8), float bias (kernel 4) */
     kBF16 = 1,     /* bf16 operands, bf16 wgmma (m64nNk16), bf16 bias (kernel 4) */
     kBF16x3RS = 3, /* fp32 mode (kernel 6): the fp32 x tile split to bf16 hi/lo in registers (A from registers), W hi/lo
-                    * tiles prepared once with the K permutation of ws_split.cuh, 3 wgmma per k-step, float bias */
+                    * tiles prepared once with THE K PERMUTATION (ws_mainloop.cuh), 3 wgmma per k-step, float bias */
 };
 
 /* Per scheme: element bytes, tiles per stage and TMA data type of A (x) and B (W), and whether A reaches the tensor

@@ -190,10 +190,8 @@ static int parse_switch(const char *flag, const char *val, mg_switch *out, char 
 int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options *opt, char *err, size_t errlen) {
     if (!opt) return fail(err, errlen, "internal error: no options struct");
     if (!flag) flag = "option";
-    const int needs = code == MG_CLI_OPT_TILES || code == MG_CLI_OPT_MIXED_PANELS || code == MG_CLI_OPT_REM_SPLIT ||
-                      code == MG_CLI_OPT_SHORTCUT_MODE || code == MG_CLI_OPT_STREAMK || code == MG_CLI_OPT_SPLITS ||
-                      code == MG_CLI_OPT_X_TILE || code == MG_CLI_OPT_CLUSTER || code == MG_CLI_OPT_FUSE ||
-                      code == MG_CLI_OPT_MCAST;
+    /* every flag takes a value but the three switches (a new flag needs a value unless it is listed here) */
+    const int needs = code != MG_CLI_OPT_NO_STREAMK && code != MG_CLI_OPT_NO_PDL && code != MG_CLI_OPT_VERBOSE;
     if (needs && (!val || !*val)) return fail(err, errlen, "option %s needs a value", flag);
     switch (code) {
     case MG_CLI_OPT_TILES: {

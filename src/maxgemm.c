@@ -1,7 +1,7 @@
 /* maxgemm.c: the library: plans, weights, the forward pass, errors.
  *
  * A plan owns everything a forward call needs, allocated once in mg_plan_create: the partial-maxima buffer
- * (kernel->partial_tiles rows), the kernel's scratch, the finalize scratch, a cuBLAS handle, and for max_dim 1
+ * (the kernel's bounds: pl->partial_rows rows), the kernel's scratch, the finalize scratch, a cuBLAS handle, and for max_dim 1
  * the short-circuit's buffers. mg_set_weights is the one place where weight-side work happens (the kernel's
  * prepare: splits, padding, TMA descriptors; the short-circuit's weight statistics). mg_forward enqueues
  *   kernel->launch (partial maxima)  ->  mg_finalize (reduce partials, mean, GELU)

@@ -91,7 +91,8 @@ typedef struct mg_options {
                              * last partial wave of a grid of several (FORCE: src/ws_policy.h) */
     mg_switch mixed_panels; /* kernel 4: 256- and 248-wide column panels where they even out the waves */
     mg_switch rem_split;    /* kernel 4, max_dim 1: the leftover columns split along K (with the mixed panels) */
-    int pdl;                /* 1: the finalize starts early by programmatic dependent launch (default); 0: plain */
+    int pdl;                /* 1: programmatic dependent launch where a launch follows another (the finalize after the
+                             * GEMM, kernel 11 and its fallback around the pre-pass; default); 0: plain launches */
     int shortcut_mode;      /* max_dim 1 short-circuit: 0 graph, 1 poll, 2 sync, 3 tail (default; shortcut.h) */
     int verbose;            /* 1: print every launch plan to stderr when it is made */
     int splits;             /* kernel 8: its split-K factor, 1 .. MG_SPLITS_MAX (clamped to what its plan allows);

@@ -202,9 +202,6 @@ MG_OZ_FN int mg_oz_route_g(int guard, int64_t k, int nonfinite, float amax, doub
     const double b = guard == MG_OZ_GUARD_W ? mg_oz_bound_w(k, amax, n2, w) : mg_oz_bound(k, amax, n2, u, w);
     return b <= MG_OZ_TAU ? MG_OZ_PASS : MG_OZ_RANGE;
 }
-MG_OZ_FN int mg_oz_route(int64_t k, int nonfinite, float amax, double n2, float u, mg_oz_wstats w) {
-    return mg_oz_route_g(MG_OZ_GUARD_X3, k, nonfinite, amax, n2, u, w);
-}
 
 /* The fallback's grid: one 16 x 16 tile of (flagged row, column) per work item, a grid-stride loop over the items
  * (their number is known on the device only), at most 8 blocks per SM and never more than the items of m rows. */
@@ -268,7 +265,7 @@ typedef struct mg_oz_wstate {
  * non-NULL) the slices: kpad bytes of row r at hi + r * ld and at lo + r * ld (cols <= kpad <= ld, kpad and ld
  * multiples of 4; columns [cols, kpad) written 0, bytes [kpad, ld) not touched: kernel 9 interleaves hi and lo there;
  * non-finite rows written 0 with u = 0). Optional per-row outputs: amax, n2 (fp64 sum of squares), nonfinite (1 if
- * the row holds a NaN or +-inf). With flag non-NULL the guard runs: flag[r] = mg_oz_route(...) with w and k = cols,
+ * the row holds a NaN or +-inf). With flag non-NULL the guard runs: flag[r] = mg_oz_route_g(guard, ...) with w and k = cols,
  * and every flagged row is appended to list at atomicAdd(count, 1) (*count must be 0 before). fill (may be NULL):
  * fill_len floats set to -inf (the fallback's partial row). vec: 16-byte loads (src 16-byte aligned and
  * cols % 4 == 0; checked again at launch). */

@@ -47,7 +47,7 @@ struct mg_plan {
     float *wstats;                /* MG_WSTATS_FLOATS device floats */
     int *rows, *count;            /* device: rows to compute, their count */
     void *outg;                   /* M outputs of the full path in the rare case (scatter_rows copies from it) */
-    void *cublas_ws;              /* cuBLAS kernels: an explicit workspace (see run_full), else NULL */
+    void *cublas_ws;              /* cuBLAS kernels: an explicit workspace (see mg_run_full), else NULL */
     size_t cublas_ws_bytes;
     int sc_mode, sc_used;         /* MG_SHORTCUT_*: configured, used by the last short-circuit forward (-1 none) */
     int *h_count;                 /* sync mode: pinned host copy of *count */

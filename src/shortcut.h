@@ -82,19 +82,12 @@ int mg_shortcut_mode_parse(const char *s);
 const char *mg_shortcut_mode_name(int mode);
 /* Hidden plan switches (src/maxgemm.c) for tests and benchmarks, not part of the public API. */
 mg_status mg_plan_set_shortcut_mode(mg_plan *plan, int mode);
-int mg_plan_shortcut_mode(const mg_plan *plan);
 /* The mode the plan's last short-circuit forward actually used (GRAPH may have fallen back to POLL), or -1 when
  * none ran yet or the caller's stream was being captured (then the full path runs: a graph cannot be waited on). */
 int mg_plan_shortcut_mode_used(const mg_plan *plan);
 /* Why TAIL or GRAPH mode fell back on this plan ("" if it did not). */
 const char *mg_plan_shortcut_fallback(const mg_plan *plan);
 
-/* Gathers rows d_rows[0..count) of x (M x K) into xg (count x K, same type). */
-mg_status mg_shortcut_gather(const void *x, int64_t k, mg_precision prec, const int *d_rows, int count, void *xg,
-                             void *stream);
-/* Scatters outg[r] into out[d_rows[r]] for r < count. */
-mg_status mg_shortcut_scatter(const void *outg, mg_precision prec, const int *d_rows, int count, void *out,
-                              void *stream);
 #ifdef __cplusplus
 }
 #endif

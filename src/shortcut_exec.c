@@ -73,7 +73,6 @@ mg_status mg_plan_set_shortcut_mode(mg_plan *pl, int mode) {
     pl->graph_why[0] = pl->tail_why[0] = '\0';
     return MG_OK;
 }
-int mg_plan_shortcut_mode(const mg_plan *pl) { return pl ? pl->sc_mode : -1; }
 int mg_plan_shortcut_mode_used(const mg_plan *pl) { return pl ? pl->sc_used : -1; }
 const char *mg_plan_shortcut_fallback(const mg_plan *pl) {
     if (!pl) return "";

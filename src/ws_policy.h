@@ -77,9 +77,9 @@ static inline int mg_ws_mixed_panels(long long unit_rows, long long n, long long
  * own wgmma (n256 instead of n248 for about num_k / chunks k-iterations) and write the fp32 sums out; the finalize
  * adds the chunks and folds them into the row maxima. The 8 CTAs that ran the 256-wide panel no longer run 1.6%
  * longer than the rest. Returns the number of k-chunks, 0 where it is not taken: max_dim 0 (its finalize would need
- * a column reduction of the sums over M), more than max_waves waves of tiles (the wide panel's cost, 8 columns of
- * waves x 248, is then below ~1%), or fewer than 2 chunks (K too short: the split is the wide panel again).
- * force: ignore max_waves (tests). */
+ * a column reduction of the sums over M), more than MG_WS_REM_MAX_WAVES waves of tiles (the wide panel's cost, 8
+ * columns of waves x 248, is then below ~1%), or fewer than 2 chunks (K too short: the split is the wide panel
+ * again). force: ignore MG_WS_REM_MAX_WAVES (tests). */
 #define MG_WS_REM_MAX_CHUNKS 16   /* <= MG_REM_MAX_CHUNKS (mg_kernel.h: what the finalize takes) */
 #define MG_WS_REM_MAX_WAVES 4
 static inline int mg_ws_rem_chunks(long long unit_rows, long long G, int tiles_n, int nw, long long num_k, int max_dim,
@@ -139,7 +139,7 @@ typedef struct mg_ws_kernel {
 } mg_ws_kernel;
 
 /* The kernel's own part of the launch plan (mg_launch_plan::priv). The workspace layout, in one place
- * (mg_ws_layout): [stream-K flags: fixed size and place, zero between launches] [padded x] [remainder sums]
+ * (mg_ws_make_plan): [stream-K flags: fixed size and place, zero between launches] [padded x] [remainder sums]
  * [stream-K accumulator slots]. */
 typedef struct mg_ws_plan {
     int cfg;                  /* index into mg_ws_kernel::cfg (kernel 4: an mg_ws_tiles) */

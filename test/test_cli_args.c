@@ -304,6 +304,13 @@ Test(cli_args, apply_option_directly) {
     cr_assert(strstr(e, "--tiles needs a value"), "%s", e);
     cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_SHORTCUT_MODE, "--shortcut-mode", "", &o, e, sizeof e), -1,
                  "an empty mode is not the default: it is a missing value");
+    /* every option that takes a value refuses a missing one (getopt always passes one; direct callers may not) */
+    for (int code = MG_CLI_OPT_TILES; code < MG_CLI_OPT_END; code++) {
+        if (code == MG_CLI_OPT_NO_STREAMK || code == MG_CLI_OPT_NO_PDL || code == MG_CLI_OPT_VERBOSE) continue;
+        mg_options t = before;
+        cr_assert_eq(mg_cli_apply_option(code, "--flag", NULL, &t, e, sizeof e), -1, "code 0x%x with no value", code);
+        cr_assert(strstr(e, "--flag needs a value"), "code 0x%x: %s", code, e);
+    }
     cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_END, "--x", "1", &o, e, sizeof e), -1);
     cr_assert(strstr(e, "internal error"), "%s", e);
     cr_assert_eq(mg_cli_apply_option(MG_CLI_OPT_TILES, "--tiles", "main", NULL, e, sizeof e), -1);

@@ -280,8 +280,8 @@ Test(ozaki, guard_k_limits) {
     cr_expect_eq(route_row(&x1, 1, w1, &bound), MG_OZ_PASS, "K = 1: bound %g", bound);
     const mg_oz_wstats w = oz_headline_w();
     /* an all-zero row (bound 0) isolates the K test */
-    cr_expect_eq(mg_oz_route(MG_OZ_K_MAX, 0, 0.f, 0.0, 0.f, w), MG_OZ_PASS);
-    cr_expect_eq(mg_oz_route(MG_OZ_K_MAX + 1, 0, 0.f, 0.0, 0.f, w), MG_OZ_KLIMIT);
+    cr_expect_eq(mg_oz_route_g(MG_OZ_GUARD_X3, MG_OZ_K_MAX, 0, 0.f, 0.0, 0.f, w), MG_OZ_PASS);
+    cr_expect_eq(mg_oz_route_g(MG_OZ_GUARD_X3, MG_OZ_K_MAX + 1, 0, 0.f, 0.0, 0.f, w), MG_OZ_KLIMIT);
     cr_expect_eq(MG_OZ_K_MAX, (int)(2147483647LL / (2 * 127 * 128)));
     float *x = oz_seedlike_x(100000, 23);
     cr_expect_eq(route_row(x, 100000, w, NULL), MG_OZ_KLIMIT, "K = 100000 must be flagged");

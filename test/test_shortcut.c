@@ -324,14 +324,13 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
     for (int64_t i = 0; i < n * k; i++) W[i] = elem_value(eW, (size_t)i, prec);   /* what the GPU sees */
     for (int64_t j = 0; j < n; j++) b[j] = elem_value(eb, (size_t)j, prec);
 
-    char *dW, *db, *dx, *dout, *dxg, *doutg;
+    char *dW, *db, *dx, *dout, *doutg;
     float *dws;
     int *drows, *dcount;
     MG_TEST_CUDA(cudaMalloc((void **)&dW, es * (size_t)(n * k + 8)));
     MG_TEST_CUDA(cudaMalloc((void **)&db, es * (size_t)n));
     MG_TEST_CUDA(cudaMalloc((void **)&dx, es * (size_t)(m * k + 8)));
     MG_TEST_CUDA(cudaMalloc((void **)&dout, es * (size_t)m));
-    MG_TEST_CUDA(cudaMalloc((void **)&dxg, es * (size_t)(m * k + 8)));
     MG_TEST_CUDA(cudaMalloc((void **)&doutg, es * (size_t)m));
     MG_TEST_CUDA(cudaMalloc((void **)&dws, MG_WSTATS_FLOATS * sizeof(float)));
     MG_TEST_CUDA(cudaMalloc((void **)&drows, sizeof(int) * (size_t)m));
@@ -352,8 +351,8 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
     cr_assert_eq(f2u(ws[3]), 0u, "the completion ticket must start at zero");
 
     int *rows = malloc(sizeof(int) * (size_t)m);
-    void *out = malloc(es * (size_t)m), *xg = malloc(es * (size_t)(m * k + 1)), *outg = malloc(es * (size_t)m);
-    cr_assert(rows && out && xg && outg);
+    void *out = malloc(es * (size_t)m), *outg = malloc(es * (size_t)m);
+    cr_assert(rows && out && outg);
     for (int rep = 0; rep < 2 * XCFG_COUNT; rep++) {
         const int xcfg = rep % XCFG_COUNT;
         make_x(x, m, k, xcfg, seed + 99 * (uint64_t)rep);
@@ -388,43 +387,37 @@ static void check_kernels(mg_precision prec, int64_t m, int64_t n, int64_t k, in
         if (xcfg == XCFG_ALL_COMPUTE && wcfg == WCFG_CLEAN && k > 0)
             cr_assert_eq(count, (int)m, "every row over the bound must be computed");
 
-        /* Gather and scatter the compute rows. */
-        if (count > 0) {
-            MG_TEST_OK(mg_shortcut_gather(dx + es * (size_t)x_off, k, prec, drows, count, dxg, NULL));
-            MG_TEST_CUDA(cudaMemcpy(xg, dxg, es * (size_t)count * (size_t)k, cudaMemcpyDeviceToHost));
-            for (int c = 0; c < count; c++)
-                cr_assert_eq(memcmp((char *)xg + es * (size_t)c * (size_t)k, (char *)ex + es * (size_t)rows[c] * (size_t)k,
-                                    es * (size_t)k), 0, "gathered row %d (x row %d) differs", c, rows[c]);
-            for (int c = 0; c < count; c++) {
-                if (prec == MG_PREC_BF16) ((uint16_t *)outg)[c] = (uint16_t)(0x4000u + (unsigned)c);
-                else ((float *)outg)[c] = 1000.0f + (float)c;
-            }
-            MG_TEST_CUDA(cudaMemcpy(doutg, outg, es * (size_t)count, cudaMemcpyHostToDevice));
-            MG_TEST_OK(mg_shortcut_scatter(doutg, prec, drows, count, dout, NULL));
-            void *out2 = malloc(es * (size_t)m);
-            cr_assert_not_null(out2);
-            MG_TEST_CUDA(cudaMemcpy(out2, dout, es * (size_t)m, cudaMemcpyDeviceToHost));
-            int c = 0;
-            for (int64_t r = 0; r < m; r++) {
-                const int is_c = c < count && rows[c] == (int)r;
-                if (prec == MG_PREC_BF16) {
-                    const uint16_t want = is_c ? (uint16_t)(0x4000u + (unsigned)c) : ((uint16_t *)out)[r];
-                    cr_assert_eq(((uint16_t *)out2)[r], want, "scatter row %lld", (long long)r);
-                } else {
-                    const uint32_t want = is_c ? f2u(1000.0f + (float)c) : ((uint32_t *)out)[r];
-                    cr_assert_eq(((uint32_t *)out2)[r], want, "scatter row %lld", (long long)r);
-                }
-                c += is_c;
-            }
-            free(out2);
+        /* The rare case's copy (the library's path, mg_shortcut_scatter_rows): out[r] = outg[r] for the listed rows,
+         * with the count read on the device; the others keep classify's output. */
+        for (int64_t r = 0; r < m; r++) {
+            if (prec == MG_PREC_BF16) ((uint16_t *)outg)[r] = (uint16_t)(0x4000u + (unsigned)r);
+            else ((float *)outg)[r] = 1000.0f + (float)r;
         }
+        MG_TEST_CUDA(cudaMemcpy(doutg, outg, es * (size_t)m, cudaMemcpyHostToDevice));
+        MG_TEST_OK(mg_shortcut_scatter_rows(doutg, prec, drows, dcount, m, dout, NULL));
+        void *out2 = malloc(es * (size_t)m);
+        cr_assert_not_null(out2);
+        MG_TEST_CUDA(cudaMemcpy(out2, dout, es * (size_t)m, cudaMemcpyDeviceToHost));
+        int c = 0;
+        for (int64_t r = 0; r < m; r++) {
+            const int is_c = c < count && rows[c] == (int)r;
+            if (prec == MG_PREC_BF16) {
+                const uint16_t want = is_c ? (uint16_t)(0x4000u + (unsigned)r) : ((uint16_t *)out)[r];
+                cr_assert_eq(((uint16_t *)out2)[r], want, "scatter_rows row %lld", (long long)r);
+            } else {
+                const uint32_t want = is_c ? f2u(1000.0f + (float)r) : ((uint32_t *)out)[r];
+                cr_assert_eq(((uint32_t *)out2)[r], want, "scatter_rows row %lld", (long long)r);
+            }
+            c += is_c;
+        }
+        free(out2);
     }
     MG_TEST_CUDA(cudaDeviceSynchronize());
     MG_TEST_CUDA(cudaMemcpy(ws, dws, sizeof ws, cudaMemcpyDeviceToHost));
     cr_assert_eq(f2u(ws[3]), 0u, "classify must leave the completion ticket at zero");
-    cudaFree(dW); cudaFree(db); cudaFree(dx); cudaFree(dout); cudaFree(dxg); cudaFree(doutg); cudaFree(dws);
+    cudaFree(dW); cudaFree(db); cudaFree(dx); cudaFree(dout); cudaFree(doutg); cudaFree(dws);
     cudaFree(drows); cudaFree(dcount);
-    free(W); free(b); free(x); free(eW); free(eb); free(ex); free(rows); free(out); free(xg); free(outg);
+    free(W); free(b); free(x); free(eW); free(eb); free(ex); free(rows); free(out); free(outg);
 }
 
 /* K values that exercise every threads-per-row variant (1, 8, 32, 256) and head/body/tail splits. */
@@ -495,8 +488,9 @@ Test(gpu_shortcut, weight_stats_edges) {
     cr_assert_eq(mg_shortcut_weight_stats(dW, NULL, 3, 4, MG_PREC_FP32, dws, NULL), MG_ERR_INVALID_ARG);
     cr_assert_eq(mg_shortcut_weight_stats(dW, db, 3, 4, (mg_precision)7, dws, NULL), MG_ERR_PRECISION);
     cr_assert_eq(mg_shortcut_classify(dW, 3, 4, MG_PREC_FP32, dws, NULL, NULL, NULL, NULL), MG_ERR_INVALID_ARG);
-    cr_assert_eq(mg_shortcut_gather(dW, -1, MG_PREC_FP32, NULL, 1, NULL, NULL), MG_ERR_SHAPE);
-    cr_assert_eq(mg_shortcut_scatter(NULL, MG_PREC_FP32, NULL, 0, NULL, NULL), MG_OK);   /* count 0: nothing */
+    cr_assert_eq(mg_shortcut_scatter_rows(NULL, MG_PREC_FP32, NULL, NULL, -1, NULL, NULL), MG_ERR_SHAPE);
+    cr_assert_eq(mg_shortcut_scatter_rows(NULL, MG_PREC_FP32, NULL, NULL, 0, NULL, NULL), MG_OK);   /* M 0: nothing */
+    cr_assert_eq(mg_shortcut_scatter_rows(NULL, MG_PREC_FP32, NULL, NULL, 3, NULL, NULL), MG_ERR_INVALID_ARG);
     int *dcount;
     MG_TEST_CUDA(cudaMalloc((void **)&dcount, sizeof(int)));
     MG_TEST_CUDA(cudaMemset(dcount, 0x7f, sizeof(int)));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/gpu_session.sh: everything the project runs on a GPU host, in one call, from a `make bundle` tree.
 #   tools/gpu_session.sh OUTDIR [steps...]      steps: info tests checks scbench bench ncu ncusc santail sanitize python pipinstall soak
-#                                                 (default: all; scbench = the short-circuit side by side, every mode;
+#                                                 (default: all but santail and pipinstall; scbench = the
+#                                                  short-circuit side by side, every mode;
 #                                                  ncusc = ncu of the short-circuit's classify kernel)
 # Logs and CSVs land in OUTDIR; a summary is printed last. The GPU host needs only the driver, CUDA's cuBLAS and
 # (for `python`) PyTorch: Criterion and the other non-system libraries travel in bundle/lib. The summary lines of the

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # tools/perf_probe.sh OUTDIR [steps...]: the headline-performance probe of issue 3 on the GPU host (a few minutes).
-#   steps (default: info ab ncuimport ncu):
+#   steps (default: info ab ncu):
 #   info       nvidia-smi clocks and power
 #   ab         tools/variant_ab.sh over bundle/tune (ITEMS / SPECS / ROUNDS from the environment; an item carries
 #              its `maxgemm run` flags, e.g. ITEMS="k4_base k4_base:--no-pdl"; CSV=OUTDIR/ab.csv keeps the rows)
-#   ncuimport  the stall reasons and per-instruction samples of the committed full ncu reports
-#              (notes/ncu/k4_bf16.ncu-rep, k0_bf16.ncu-rep): details page and SASS source page, as CSV
+#   ncuimport  the stall reasons and per-instruction samples of full ncu reports k4_bf16.ncu-rep and k0_bf16.ncu-rep
+#              in NCU_REP_DIR (default build/ncu; reports are not committed: `make ncu`, or git history, e.g.
+#              `git show 5abbb6b:notes/ncu/k4_bf16.ncu-rep > build/ncu/k4_bf16.ncu-rep`, f90b1dd for k0_bf16):
+#              details page and SASS source page, as CSV; a missing report is said in the summary
 #   ncufull    a full Nsight Compute report of kernel 4 bf16 at the headline, max_dim 1 and 0 (NCU_BIN), with its
 #              details page and per-SASS-instruction stall samples as CSV (the report itself stays under OUTDIR)
 #   ncu        Nsight Compute metrics (time, SM clock, tensor pipe, shared-memory and L2 throughput) of kernel 0's and
@@ -14,7 +16,7 @@
 set -u
 OUT=${1:?usage: tools/perf_probe.sh OUTDIR [steps]}
 shift
-STEPS=${*:-info ab ncuimport ncu}
+STEPS=${*:-info ab ncu}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -37,8 +39,8 @@ fi
 M_LIST=gpu__time_duration.sum,smsp__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum,dram__bytes_read.sum,sm__cycles_active.avg,sm__cycles_elapsed.max,launch__grid_size,launch__cluster_dim_x
 if has ncuimport && command -v ncu >/dev/null; then
     for t in k4_bf16 k0_bf16; do
-        rep="$ROOT/notes/ncu/$t.ncu-rep"
-        [ -f "$rep" ] || continue
+        rep="${NCU_REP_DIR:-$ROOT/build/ncu}/$t.ncu-rep"
+        [ -f "$rep" ] || { stamp "ncu import $t: no $rep (see the header: make ncu, or git history)"; continue; }
         stamp "ncu import $t"
         timeout 120 ncu --import "$rep" --page details --csv >"$OUT/${t}_details.csv" 2>&1
         timeout 120 ncu --import "$rep" --page source --csv --print-source sass >"$OUT/${t}_source_sass.csv" 2>&1
