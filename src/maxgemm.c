@@ -422,14 +422,16 @@ static mg_status check_device(const mg_plan *pl) {
 /* A pointer the kernels read or write (name: the API's word for it): aligned to its elements, and, where the runtime
  * can say, memory of the plan's device (pageable host memory, unless the GPU reads it through HMM, or another GPU's
  * would fault in a kernel, far from the call, and leave the context unusable). cudaPointerGetAttributes is asked
- * outside stream capture only, and for x and out (slot 0, 1) once per new pointer: a forward that reuses its buffers
- * pays one pointer comparison. */
+ * outside stream capture only, and for x and out (slot 0, 1) once per new pointer (the last four of each are
+ * remembered): a forward that reuses its buffers pays a few pointer comparisons. */
 static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, int slot, void *stream) {
     const size_t es = mg_elem_bytes(pl->p.prec);
     if ((uintptr_t)ptr % es != 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is not aligned to its %zu-byte %s elements", name, ptr, es,
                             mg_precision_name(pl->p.prec));
-    if (slot >= 0 && pl->ptr_ok[slot] == ptr) return MG_OK;
+    if (slot >= 0)
+        for (int i = 0; i < 4; i++)
+            if (pl->ptr_ok[slot][i] == ptr) return MG_OK;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing((cudaStream_t)stream, &cap) != cudaSuccess) {
         (void)cudaGetLastError();   /* e.g. the legacy stream beside another thread's capture: not asked */
@@ -447,7 +449,10 @@ static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, i
     if (a.type == cudaMemoryTypeDevice && a.device != pl->dev.ordinal)
         return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is memory of device %d; the plan was made on device %d", name,
                             ptr, a.device, pl->dev.ordinal);
-    if (slot >= 0) pl->ptr_ok[slot] = ptr;
+    if (slot >= 0) {
+        pl->ptr_ok[slot][pl->ptr_next[slot]] = ptr;
+        pl->ptr_next[slot] = (pl->ptr_next[slot] + 1) % 4;
+    }
     return MG_OK;
 }
 

@@ -32,7 +32,9 @@ struct mg_plan {
     const mg_kernel_ops *runner;  /* the ops that plan and launch: the kernel's, or prep.runner */
     int prepared;                 /* prep holds kernel state to release */
     int have_weights;
-    const void *ptr_ok[2];        /* x, out: the last pointers check_pointer found to be this device's memory */
+    const void *ptr_ok[2][4];     /* x, out: the last 4 pointers each that check_pointer found to be this device's
+                                   * memory (a caller's allocator cycling through a few output buffers stays cached) */
+    int ptr_next[2];              /* where the next one goes, round robin */
     int pageable_ok;              /* cudaDevAttrPageableMemoryAccess: kernels may read pageable host memory (HMM) */
     unsigned walign;              /* MG_ALIGN_W16 when W's base is 16-byte aligned */
     const void *W, *b;
