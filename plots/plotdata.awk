@@ -22,8 +22,8 @@
 #               lo / hi: kernel 0's paired median over the row's p90 / p10 (or max / min in CSVs without p10_ms)
 # mode=spread   "p10/p90" or "min/max": which sample spread mode=ladder draws
 # mode=roofpts  headline points, max_dim 1, full compute, explicit kernels: px py lx ly label
-#               split-precision kernels (5, 6: fp32 on bf16 tensor cores) at 3 x intensity and 3 x TFLOP/s (the bf16
-#               work they execute); labels stacked in one column (lx = xlab, default 1900) and spread apart
+#               split-precision kernels (5, 6: fp32 on bf16 tensor cores; 9, 10: on s8 ones) at 3 x intensity and
+#               3 x TFLOP/s (the bf16 or int8 work they execute); labels stacked in one column (lx = xlab, default 1900) and spread apart
 #               vertically (ly >= previous * 10^(gap / 1000) in log space, gap default 65), px py = the point.
 function get(name) { return (name in col) ? $(col[name]) : "" }
 function num(v) { return v == "" ? "NaN" : v }
@@ -72,9 +72,12 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
             lhi[lbl SUBSEP md] = isnum(hi_s) ? k0 / hi_s : "NaN"
         }
         if (md == "1" && isnum(get("intensity")) && isnum(get("tflops"))) {
-            f = (p == "fp32" && (k == 5 || k == 6)) ? 3 : 1
+            # fp32 split precision runs three products of its problem's size: kernels 5, 6 on bf16 tensor cores,
+            # kernels 9, 10 on s8 ones (hh, hl, lh; kernel 9's cross term is one GEMM over 2K)
+            sfx = p == "fp32" ? ((k == 5 || k == 6) ? " (x3 bf16)" : (k == 9 || k == 10) ? " (x3 int8)" : "") : ""
+            f = sfx != "" ? 3 : 1
             pxs[++np] = get("intensity") * f; pys[np] = get("tflops") * f
-            plb[np] = sprintf("k%d %s %s%s", k, name, p, f == 3 ? " (x3 bf16)" : "")
+            plb[np] = sprintf("k%d %s %s%s", k, name, p, sfx)
         }
     }
 }
