@@ -21,7 +21,7 @@ set boxwidth 0.9
 set bars 0.6
 set grid ytics lc rgb '#dddddd'
 set lmargin 10
-set rmargin 9
+set rmargin 14
 set xrange [-0.6:nbars - 0.4]   # the same in both panels
 set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb '#555555' front
 set multiplot title sprintf("x cuBLAS at M=1024 N=8192 K=8192 (kernel 0 = cuBLAS in the same precision mode; %s)\nwhiskers: the row's sample spread, kernel 0's median / the row's %s; the lower panel zooms on 0.8 .. 1.2", gpu, spread eq 'p10/p90' ? 'p90 .. p10' : 'max .. min')
