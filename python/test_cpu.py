@@ -565,6 +565,51 @@ class Plans(unittest.TestCase):
         self.fwd(4)  # the next slow path outside capture destroys it
         self.assertEqual(len(self.lib.of("destroy")), 1)
 
+    def test_threads_share_a_cache_one_call_at_a_time(self):
+        """Two threads on one cache with their own weights (a set_weights before most forwards): the library is
+        entered by one of them at a time, and each forward runs on the weights its own thread set (ctypes releases
+        the GIL in a real library call; the stand-in sleeps there to let the other thread in)."""
+        import threading
+        import time
+        lib, state = self.lib, {"active": 0, "most": 0, "weights": {}, "wrong": 0}
+
+        def enter():
+            state["active"] += 1
+            state["most"] = max(state["most"], state["active"])
+            time.sleep(0.0005)
+
+        def set_weights(h, w, b, stream):
+            enter()
+            state["weights"][h] = w
+            state["active"] -= 1
+            return 0
+
+        def forward_rows(h, m, x, out, stream):
+            enter()
+            state["wrong"] += state["weights"].get(h) != state["expect"].get(threading.get_ident())
+            state["active"] -= 1
+            return 0
+        state["expect"] = {}
+        lib.mg_set_weights, lib.mg_forward_rows = set_weights, forward_rows
+        errors = []
+
+        def worker(w):
+            state["expect"][threading.get_ident()] = w.data_ptr()
+            try:
+                for i in range(25):
+                    self.fwd(1 + i % 5, w=w)
+            except Exception as e:  # reported below: an exception in a thread would not fail the test
+                errors.append(e)
+        ws = [torch.randn(16, 32), torch.randn(16, 32)]
+        threads = [threading.Thread(target=worker, args=(w,)) for w in ws]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(state["most"], 1, "two threads were inside the library at once")
+        self.assertEqual(state["wrong"], 0, "a forward ran on the other thread's weights")
+
 
 if __name__ == "__main__":
     result = unittest.main(exit=False, verbosity=2).result

@@ -333,7 +333,8 @@ static void release_prep(mg_plan *pl) {
 
 void mg_plan_destroy(mg_plan *pl) {
     if (!pl) return;
-    mg_plan_graph_reset(pl);
+    mg_plan_graph_reset(pl);   /* waits for the last tail-mode launch (tail_reset) */
+    if (pl->tail_ev) cudaEventDestroy(pl->tail_ev);
     if (pl->cap_stream) cudaStreamDestroy(pl->cap_stream);
     release_prep(pl);
     if (pl->cublas) cublasDestroy(pl->cublas);

@@ -11,6 +11,17 @@
  * Element type: float for MG_PREC_FP32 and MG_PREC_TF32, bf16 (__nv_bfloat16 / uint16_t bits)
  * for MG_PREC_BF16. All pointers are device pointers; every call is asynchronous on the caller's stream
  * unless it says otherwise.
+ *
+ * Threads and streams. A plan runs one forward at a time: its calls must come from one thread at a time, and its
+ * forwards must not overlap on different streams (each reuses the plan's workspace, partial maxima, counters and
+ * graphs; order them with events, or make one plan per stream). Different plans share nothing: one per thread or
+ * per stream is safe. mg_last_error() is per thread; mg_dispatch_load() may be called at any time (plans copy
+ * their rows when created). The host waits on the device in mg_plan_destroy, in mg_set_weights, and in a max_dim 1
+ * forward whose short-circuit runs in poll or sync mode (the default tail mode never does, unless its graphs cannot
+ * be built here and it falls back). Kernels 4 and 6 finish stream-K tiles by waiting for other CTAs of the same
+ * launch (a plain launch, not a cooperative one), so they assume their persistent grid (one CTA per SM) resident: a
+ * kernel holding SMs on another stream at the same time delays them, and one that itself waits on them (e.g. a
+ * persistent communication kernel) could deadlock with them.
  */
 #ifndef MAXGEMM_H
 #define MAXGEMM_H

@@ -72,6 +72,10 @@ struct mg_plan {
     void *tout;
     int tm;
     int tail_failed;              /* building them failed: GRAPH (then POLL) until the weights or the mode change */
+    /* recorded after each launch of tgexec on the caller's stream: the device graph's handle lives in that launch's
+     * classify parameters, where CUDA cannot see it, so tail_reset waits for the event before destroying it */
+    cudaEvent_t tail_ev;
+    int tail_ev_pending;
 };
 
 /* cuBLAS workspace of the plan's cuBLAS kernels (max_dim 1 plans): a conditional graph body may not hold the memory

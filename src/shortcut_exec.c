@@ -11,8 +11,15 @@
 #include <string.h>
 #include <time.h>
 
-/* Drops tail mode's two graphs. The host graph's classify holds the device graph's handle: both go together. */
+/* Drops tail mode's two graphs. The host graph's classify holds the device graph's handle: both go together. A host
+ * graph already launched may still be queued on the caller's stream, and its classify would tail-launch the device
+ * graph once it runs (when it flags a row): CUDA defers destroying a launched host graph, but it cannot know about the
+ * device graph's handle in a kernel parameter, so the last launch must have run first (tail_ev). */
 static void tail_reset(mg_plan *pl) {
+    if (pl->tail_ev_pending) {
+        if (cudaEventSynchronize(pl->tail_ev) != cudaSuccess) (void)cudaGetLastError();
+        pl->tail_ev_pending = 0;
+    }
     if (pl->tgexec) cudaGraphExecDestroy(pl->tgexec);
     if (pl->tgraph) cudaGraphDestroy(pl->tgraph);
     if (pl->tdgexec) cudaGraphExecDestroy(pl->tdgexec);
@@ -274,6 +281,9 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
             st = tail_build(pl, p, x, out);
             if (st == MG_OK) {
                 MG_CUDA_TRY(cudaGraphLaunch(pl->tgexec, (cudaStream_t)stream));
+                if (!pl->tail_ev) MG_CUDA_TRY(cudaEventCreateWithFlags(&pl->tail_ev, cudaEventDisableTiming));
+                MG_CUDA_TRY(cudaEventRecord(pl->tail_ev, (cudaStream_t)stream));   /* see tail_reset */
+                pl->tail_ev_pending = 1;
                 pl->sc_used = MG_SHORTCUT_TAIL;
                 return MG_OK;
             }

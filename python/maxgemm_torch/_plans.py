@@ -21,11 +21,17 @@ happens on the slow path only when something changed.
              reading that copy after an in-place update, so capture again after changing the weights. release()
              (ModelNew: release_plans(), .to(), deletion) frees everything: graphs captured through those plans
              must not be replayed after it.
+  threads    a cache's methods hold its lock (ctypes releases the GIL during library calls): threads sharing a
+             cache (a ModelNew, or the shared cache) see a consistent set of plans and weights. A plan runs one
+             forward at a time on the GPU as well (src/maxgemm.h, "Threads and streams"): threads that share one
+             and call it on different streams must order those streams themselves; on one stream (torch's default)
+             the stream orders them.
 """
 
 import collections
 import ctypes
 import itertools
+import threading
 import weakref
 
 import torch
@@ -69,11 +75,16 @@ def weights_key(w, b):
 # Plans whose destruction was asked for while a stream was being captured (mg_plan_destroy frees device memory,
 # which a capture forbids); destroyed at the next slow-path call outside capture.
 _deferred = []
+_module_lock = threading.RLock()  # _deferred and the shared cache's creation (re-entrant: __del__ may run inside)
 
 
 def _flush_deferred():
-    while _deferred and not is_capturing():
-        _deferred.pop().close()
+    while not is_capturing():
+        with _module_lock:
+            if not _deferred:
+                return
+            plan = _deferred.pop()
+        plan.close()
 
 
 class _Plan:
@@ -141,7 +152,8 @@ class _Plan:
         if not self.handle:
             return
         if is_capturing():
-            _deferred.append(self)
+            with _module_lock:
+                _deferred.append(self)
             return
         handle, self.handle = self.handle, None
         self.keep = ()
@@ -171,6 +183,7 @@ class PlanCache:
         self._options_given = None if options is None else dict(options)
         self._plans = collections.OrderedDict()
         self._retired = []
+        self._lock = threading.RLock()
         _caches[self.id] = self
 
     def __reduce__(self):
@@ -181,6 +194,10 @@ class PlanCache:
     def forward(self, x, w, b, m, device, max_dim, prec, kernel, shortcut):
         """out = the model on x's first m rows (x: dense, on `device`, which is current). Enqueued on the current
         stream; under graph capture only a plan made and weighted beforehand is used."""
+        with self._lock:
+            return self._forward(x, w, b, m, device, max_dim, prec, kernel, shortcut)
+
+    def _forward(self, x, w, b, m, device, max_dim, prec, kernel, shortcut):
         stream = raw_stream(device)
         capturing = is_capturing()
         key = (device, x.dtype, w.shape[0], w.shape[1], max_dim, prec, kernel)
@@ -241,29 +258,33 @@ class PlanCache:
     # ---- bookkeeping -----------------------------------------------------------------------------------------
     def release(self):
         """Destroys every plan, retired ones included (graphs captured through them must not be replayed after)."""
-        while self._plans:
-            self._plans.popitem(last=False)[1].close()
-        while self._retired:
-            self._retired.pop().close()
+        with self._lock:
+            while self._plans:
+                self._plans.popitem(last=False)[1].close()
+            while self._retired:
+                self._retired.pop().close()
         _flush_deferred()
 
     def refresh_weights(self):
         """Forces mg_set_weights at the next call (needed only after writes the version counter does not see)."""
-        for plan in self._plans.values():
-            plan.weights_key = None
+        with self._lock:
+            for plan in self._plans.values():
+                plan.weights_key = None
 
     def set_options(self, options):
         """Replaces the options of every live plan and of those made later (retired plans keep theirs)."""
         overrides = L.make_options(options)
-        for plan in self._plans.values():
-            L.apply_options(plan.lib, plan.handle, overrides or {})
-        self.options = overrides
-        self._options_given = None if options is None else dict(options)
+        with self._lock:
+            for plan in self._plans.values():
+                L.apply_options(plan.lib, plan.handle, overrides or {})
+            self.options = overrides
+            self._options_given = None if options is None else dict(options)
 
     def info(self):
         """One dict per live plan (plan_info), then the retired ones with "retired": True."""
-        rows = [dict(p.info(), retired=False) for p in self._plans.values()]
-        return rows + [dict(p.info(), retired=True) for p in self._retired]
+        with self._lock:
+            rows = [dict(p.info(), retired=False) for p in self._plans.values()]
+            return rows + [dict(p.info(), retired=True) for p in self._retired]
 
     def __del__(self):
         try:
@@ -285,7 +306,9 @@ def shared_cache():
     """The cache of maxgemm_torch.forward calls that name none (and of op calls whose cache id is unknown)."""
     global _shared
     if _shared is None:
-        _shared = PlanCache()
+        with _module_lock:
+            if _shared is None:
+                _shared = PlanCache()
     return _shared
 
 
