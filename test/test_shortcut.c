@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "gpu_util.h"
@@ -845,6 +846,73 @@ Test(gpu_shortcut, modes_graph_cache, .timeout = 300) {
     MG_TEST_NEED_GPU();
     graph_cache_run(MG_KERNEL_AUTO);
     graph_cache_run(0);
+}
+
+/* Tail mode rebuilds its two graphs when x, out or m change, and the device graph's handle lives in the parameters of
+ * the previous call's classify, which may still be queued: here a host function holds the stream for 50 ms while
+ * calls on other x and out buffers rebuild the graphs behind it, each x with a row classify cannot certify (so the
+ * queued classify tail-launches its device graph when it finally runs). Every output must equal the full path's. */
+static void CUDART_CB hold_stream(void *ms) {
+    const struct timespec t = {0, (long)(*(int *)ms) * 1000000L};
+    nanosleep(&t, NULL);
+}
+Test(gpu_shortcut, tail_rebuild_behind_a_queued_call, .timeout = 120) {
+    MG_TEST_NEED_GPU();
+    const int64_t m = 21, n = 48, k = 80;
+    enum { NB = 3 };
+    mg_plan_desc d = mg_plan_desc_default();
+    d.m = m; d.n = n; d.k = k; d.max_dim = 1; d.precision = MG_PREC_FP32; d.shortcut = 1;
+    mg_plan *plan = NULL;
+    MG_TEST_OK(mg_plan_create(&plan, &d));
+    MG_TEST_OK(mg_plan_set_shortcut_mode(plan, MG_SHORTCUT_TAIL));
+    float *x[NB], *out[NB], *ref[NB], *W, *b;
+    for (int i = 0; i < NB; i++) {
+        MG_TEST_CUDA(cudaMalloc((void **)&x[i], sizeof(float) * (size_t)(m * k)));
+        MG_TEST_CUDA(cudaMalloc((void **)&out[i], sizeof(float) * (size_t)m));
+        MG_TEST_CUDA(cudaMalloc((void **)&ref[i], sizeof(float) * (size_t)m));
+    }
+    MG_TEST_CUDA(cudaMalloc((void **)&W, sizeof(float) * (size_t)(n * k)));
+    MG_TEST_CUDA(cudaMalloc((void **)&b, sizeof(float) * (size_t)n));
+    for (int i = 0; i < NB; i++) MG_TEST_OK(mg_fill_seedlike(x[i], W, b, m, n, k, MG_PREC_FP32, 70 + (uint64_t)i, NULL));
+    MG_TEST_CUDA(cudaDeviceSynchronize());
+    for (int i = 0; i < NB; i++) put_elems(x[i], (size_t)((3 + 5 * i) * k + 2), 1, MG_PREC_FP32, 3e38f);   /* computed */
+    MG_TEST_OK(mg_set_weights(plan, W, b, NULL));
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    /* the references: the full path, stream-ordered and finished before the held calls */
+    MG_TEST_OK(mg_plan_set_shortcut(plan, 0));
+    for (int i = 0; i < NB; i++) MG_TEST_OK(mg_forward(plan, x[i], ref[i], st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    MG_TEST_OK(mg_plan_set_shortcut(plan, 1));
+    static int hold_ms = 50;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < NB; i++) MG_TEST_CUDA(cudaMemsetAsync(out[i], 0x3c, sizeof(float) * (size_t)m, st));
+        MG_TEST_CUDA(cudaLaunchHostFunc(st, hold_stream, &hold_ms));
+        for (int i = 0; i < NB; i++) {
+            MG_TEST_OK(mg_forward(plan, x[i], out[i], st));
+            cr_expect_eq(mg_plan_shortcut_mode_used(plan), MG_SHORTCUT_TAIL, "call %d ran as %s ('%s')", i,
+                         mg_shortcut_mode_name(mg_plan_shortcut_mode_used(plan)), mg_plan_shortcut_fallback(plan));
+        }
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
+        for (int i = 0; i < NB; i++) {
+            float h_on[32], h_ref[32];
+            MG_TEST_CUDA(cudaMemcpy(h_on, out[i], sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
+            MG_TEST_CUDA(cudaMemcpy(h_ref, ref[i], sizeof(float) * (size_t)m, cudaMemcpyDeviceToHost));
+            int64_t first = -1;
+            const size_t diff = count_diff(h_on, h_ref, m, MG_PREC_FP32, &first);
+            cr_expect_eq(diff, 0, "round %d call %d: %zu rows differ from the full path (first %lld)", round, i, diff,
+                         (long long)first);
+        }
+    }
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+    for (int i = 0; i < NB; i++) {
+        cudaFree(x[i]);
+        cudaFree(out[i]);
+        cudaFree(ref[i]);
+    }
+    cudaFree(W);
+    cudaFree(b);
+    mg_plan_destroy(plan);
 }
 
 /* A caller that captures its own stream: the short-circuit cannot wait on the device inside a capture, so it runs
