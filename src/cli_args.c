@@ -191,7 +191,8 @@ int mg_cli_apply_option(int code, const char *flag, const char *val, mg_options 
     if (!opt) return fail(err, errlen, "internal error: no options struct");
     if (!flag) flag = "option";
     /* every flag takes a value but the three switches (a new flag needs a value unless it is listed here) */
-    const int needs = code != MG_CLI_OPT_NO_STREAMK && code != MG_CLI_OPT_NO_PDL && code != MG_CLI_OPT_VERBOSE;
+    const int needs = code >= MG_CLI_OPT_TILES && code < MG_CLI_OPT_END && code != MG_CLI_OPT_NO_STREAMK &&
+                      code != MG_CLI_OPT_NO_PDL && code != MG_CLI_OPT_VERBOSE;
     if (needs && (!val || !*val)) return fail(err, errlen, "option %s needs a value", flag);
     switch (code) {
     case MG_CLI_OPT_TILES: {

@@ -333,8 +333,7 @@ static void release_prep(mg_plan *pl) {
 
 void mg_plan_destroy(mg_plan *pl) {
     if (!pl) return;
-    mg_plan_graph_reset(pl);   /* waits for the last tail-mode launch (tail_reset) */
-    if (pl->tail_ev) cudaEventDestroy(pl->tail_ev);
+    mg_plan_graph_reset(pl);   /* waits for the tail-mode launches still queued (src/shortcut_exec.c, tail_reset) */
     if (pl->cap_stream) cudaStreamDestroy(pl->cap_stream);
     release_prep(pl);
     if (pl->cublas) cublasDestroy(pl->cublas);
@@ -444,10 +443,11 @@ static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, i
         (void)cudaGetLastError();
         return MG_OK;   /* the runtime cannot say: the kernels will */
     }
-    if (a.type == cudaMemoryTypeUnregistered && !pl->pageable_ok)
+    /* pageable host memory the GPU cannot address (no HMM / ATS: the runtime gives no device pointer for it) */
+    if (a.type == cudaMemoryTypeUnregistered && !pl->pageable_ok && !a.devicePointer)
         return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is host memory the GPU cannot read: pass device memory "
                             "(cudaMalloc, a CUDA tensor)", name, ptr);
-    if (a.type == cudaMemoryTypeDevice && a.device != pl->dev.ordinal)
+    if (a.type == cudaMemoryTypeDevice && a.device != pl->dev.ordinal)   /* peer access or not: copy it over */
         return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is memory of device %d; the plan was made on device %d", name,
                             ptr, a.device, pl->dev.ordinal);
     if (slot >= 0) {
@@ -482,8 +482,9 @@ mg_status mg_set_weights(mg_plan *pl, const void *W, const void *b, void *stream
     if (!pl) return mg_set_error(MG_ERR_INVALID_ARG, "plan is NULL");
     pl->have_weights = 0;   /* a refused call leaves the plan without weights, not with the old ones */
     if (!b || (!W && pl->p.k > 0)) return mg_set_error(MG_ERR_INVALID_ARG, "W or b is NULL");
+    memset(pl->ptr_ok, 0, sizeof pl->ptr_ok);   /* a new set of buffers, likely: ask the runtime again */
     mg_status cs = check_device(pl);
-    if (cs == MG_OK && W) cs = check_pointer(pl, W, "W", -1, stream);
+    if (cs == MG_OK && W && pl->p.k > 0) cs = check_pointer(pl, W, "W", -1, stream);   /* K = 0: W is not read */
     if (cs == MG_OK) cs = check_pointer(pl, b, "b", -1, stream);
     if (cs != MG_OK) return cs;
     /* The graph was captured with the old weights' pointers and prepared state: capture again on next use. */
@@ -548,7 +549,7 @@ mg_status mg_forward_rows(mg_plan *pl, int64_t m, const void *x, void *out, void
         return mg_set_error(MG_ERR_NO_WEIGHTS, "mg_forward before a successful mg_set_weights (the last one failed "
                             "or there was none)");
     mg_status cs = check_device(pl);
-    if (cs == MG_OK && x) cs = check_pointer(pl, x, "x", 0, stream);
+    if (cs == MG_OK && x && pl->p.k > 0) cs = check_pointer(pl, x, "x", 0, stream);   /* K = 0: x is not read */
     if (cs == MG_OK) cs = check_pointer(pl, out, "out", 1, stream);
     if (cs == MG_OK) cs = check_out_disjoint(pl, m, x, out);
     if (cs != MG_OK) return cs;

@@ -157,7 +157,8 @@ mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
  * W (N x K) and b (N) must stay valid and unchanged until the next mg_set_weights or mg_plan_destroy. A failed call
  * leaves the plan without weights. Both calls below check, before anything is launched, that the current device is
  * the plan's and that every pointer is aligned to its elements and (outside stream capture, where the runtime says)
- * memory of that device, not pageable host memory: MG_ERR_INVALID_ARG naming the argument. */
+ * memory of that device (another GPU's is refused, peer access or not), not pageable host memory the GPU cannot
+ * address: MG_ERR_INVALID_ARG naming the argument. x and W are not checked where K = 0 (nothing reads them). */
 mg_status mg_set_weights(mg_plan *plan, const void *W, const void *b, void *stream /* cudaStream_t */);
 /* x: M x K, out: M or N elements; both device pointers of the plan's element type; out shares no byte with x, W
  * or b (MG_ERR_INVALID_ARG). */

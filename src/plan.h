@@ -13,6 +13,7 @@
 
 /* Launch plans a plan keeps (least recently used goes): a serving loop cycles through a few batch sizes. */
 #define MG_LP_CACHE 16
+#define MG_TAIL_RETIRED 8   /* retired tail-mode graph sets awaiting their last launch (shortcut_exec.c) */
 
 /* ---- the plan --------------------------------------------------------------------------------------- */
 struct mg_plan {
@@ -73,9 +74,18 @@ struct mg_plan {
     int tm;
     int tail_failed;              /* building them failed: GRAPH (then POLL) until the weights or the mode change */
     /* recorded after each launch of tgexec on the caller's stream: the device graph's handle lives in that launch's
-     * classify parameters, where CUDA cannot see it, so tail_reset waits for the event before destroying it */
+     * classify parameters, where CUDA cannot see it, so a set of tail graphs is destroyed only once its event has
+     * completed: when (x, out, m) change, the old set is retired (tail_old) and destroyed by a later build that finds
+     * its event done, or by mg_plan_graph_reset, which waits (src/shortcut_exec.c) */
     cudaEvent_t tail_ev;
     int tail_ev_pending;
+    struct mg_tail_set {
+        cudaGraph_t g, dg;
+        cudaGraphExec_t ge, dge;
+        cudaEvent_t ev;
+        int launched;
+    } tail_old[MG_TAIL_RETIRED];
+    int tail_nold;
 };
 
 /* cuBLAS workspace of the plan's cuBLAS kernels (max_dim 1 plans): a conditional graph body may not hold the memory

@@ -11,24 +11,74 @@
 #include <string.h>
 #include <time.h>
 
-/* Drops tail mode's two graphs. The host graph's classify holds the device graph's handle: both go together. A host
- * graph already launched may still be queued on the caller's stream, and its classify would tail-launch the device
- * graph once it runs (when it flags a row): CUDA defers destroying a launched host graph, but it cannot know about the
- * device graph's handle in a kernel parameter, so the last launch must have run first (tail_ev). */
-static void tail_reset(mg_plan *pl) {
-    if (pl->tail_ev_pending) {
-        if (cudaEventSynchronize(pl->tail_ev) != cudaSuccess) (void)cudaGetLastError();
-        pl->tail_ev_pending = 0;
+/* Tail mode's graph sets. The host graph's classify holds the device graph's handle: both go together. A host graph
+ * already launched may still be queued on the caller's stream, and its classify would tail-launch the device graph
+ * once it runs (when it flags a row): CUDA defers destroying a launched host graph, but it cannot know about the
+ * device graph's handle in a kernel parameter, so a set is destroyed only after the event recorded behind its last
+ * launch. A rebuild for new (x, out, m) retires the current set without waiting (tail_retire); builds destroy the
+ * retired sets whose launches have run (tail_sweep, non-blocking); mg_plan_graph_reset (new weights, options or mode,
+ * mg_plan_destroy) waits for all of them (tail_reset). */
+static void tail_set_destroy(struct mg_tail_set *t, int wait) {
+    if (t->launched && wait && cudaEventSynchronize(t->ev) != cudaSuccess) (void)cudaGetLastError();
+    if (t->ge) cudaGraphExecDestroy(t->ge);
+    if (t->g) cudaGraphDestroy(t->g);
+    if (t->dge) cudaGraphExecDestroy(t->dge);
+    if (t->dg) cudaGraphDestroy(t->dg);
+    if (t->ev) cudaEventDestroy(t->ev);
+    memset(t, 0, sizeof *t);
+}
+
+/* Destroys the retired sets whose last launch has run (all of them, waiting, with wait), keeping the others in order. */
+static void tail_sweep(mg_plan *pl, int wait) {
+    int kept = 0;
+    for (int i = 0; i < pl->tail_nold; i++) {
+        struct mg_tail_set *t = &pl->tail_old[i];
+        int done = wait || !t->launched;
+        if (!done) {
+            const cudaError_t q = cudaEventQuery(t->ev);
+            done = q != cudaErrorNotReady;
+            if (q != cudaSuccess && q != cudaErrorNotReady) (void)cudaGetLastError();
+        }
+        if (done)
+            tail_set_destroy(t, wait);
+        else
+            pl->tail_old[kept++] = *t;
     }
-    if (pl->tgexec) cudaGraphExecDestroy(pl->tgexec);
-    if (pl->tgraph) cudaGraphDestroy(pl->tgraph);
-    if (pl->tdgexec) cudaGraphExecDestroy(pl->tdgexec);
-    if (pl->tdgraph) cudaGraphDestroy(pl->tdgraph);
+    for (int i = kept; i < pl->tail_nold; i++) memset(&pl->tail_old[i], 0, sizeof pl->tail_old[i]);
+    pl->tail_nold = kept;
+}
+
+/* Moves the current set (if any) to the retired ones, waiting for the oldest retired set only when all slots hold
+ * sets still queued. */
+static void tail_retire(mg_plan *pl) {
+    if (pl->tgexec || pl->tdgexec || pl->tail_ev) {
+        if (pl->tail_nold == MG_TAIL_RETIRED) {
+            tail_set_destroy(&pl->tail_old[0], 1);
+            memmove(&pl->tail_old[0], &pl->tail_old[1], (MG_TAIL_RETIRED - 1) * sizeof pl->tail_old[0]);
+            memset(&pl->tail_old[MG_TAIL_RETIRED - 1], 0, sizeof pl->tail_old[0]);
+            pl->tail_nold--;
+        }
+        struct mg_tail_set *t = &pl->tail_old[pl->tail_nold++];
+        t->g = pl->tgraph;
+        t->dg = pl->tdgraph;
+        t->ge = pl->tgexec;
+        t->dge = pl->tdgexec;
+        t->ev = pl->tail_ev;
+        t->launched = pl->tail_ev_pending;
+    }
+    pl->tail_ev = NULL;
+    pl->tail_ev_pending = 0;
     pl->tgexec = pl->tdgexec = NULL;
     pl->tgraph = pl->tdgraph = NULL;
     pl->tx = NULL;
     pl->tout = NULL;
     pl->tm = 0;
+}
+
+/* Every tail set, current and retired, destroyed after its last launch has run (waits). */
+static void tail_reset(mg_plan *pl) {
+    tail_retire(pl);
+    tail_sweep(pl, 1);
 }
 
 /* Drops the cached graphs (their kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
@@ -181,7 +231,8 @@ fail:
  * plan's full path holds anything else, instantiation fails and run_shortcut falls back to GRAPH. */
 static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
     if (pl->tgexec && pl->tx == x && pl->tout == out && pl->tm == p->m) return MG_OK;
-    tail_reset(pl);
+    tail_retire(pl);     /* the previous set may still be queued: destroyed once its launch has run */
+    tail_sweep(pl, 0);
     mg_status st = MG_OK;
     cudaGraph_t gd = NULL, gh = NULL;
     cudaGraphExec_t ged = NULL, geh = NULL;
@@ -210,6 +261,7 @@ static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, voi
     capturing = 0;
     GRAPH_TRY(cudaStreamEndCapture(cs, &gh));
     GRAPH_TRY(cudaGraphInstantiate(&geh, gh, 0));
+    GRAPH_TRY(cudaEventCreateWithFlags(&pl->tail_ev, cudaEventDisableTiming));   /* recorded behind each launch */
 
     pl->tdgraph = gd;
     pl->tdgexec = ged;
@@ -281,9 +333,14 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
             st = tail_build(pl, p, x, out);
             if (st == MG_OK) {
                 MG_CUDA_TRY(cudaGraphLaunch(pl->tgexec, (cudaStream_t)stream));
-                if (!pl->tail_ev) MG_CUDA_TRY(cudaEventCreateWithFlags(&pl->tail_ev, cudaEventDisableTiming));
-                MG_CUDA_TRY(cudaEventRecord(pl->tail_ev, (cudaStream_t)stream));   /* see tail_reset */
-                pl->tail_ev_pending = 1;
+                /* behind the launch, so that the set outlives it (tail_retire); without the event, nothing of this
+                 * launch may stay queued */
+                if (cudaEventRecord(pl->tail_ev, (cudaStream_t)stream) == cudaSuccess) {
+                    pl->tail_ev_pending = 1;
+                } else {
+                    (void)cudaGetLastError();
+                    MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
+                }
                 pl->sc_used = MG_SHORTCUT_TAIL;
                 return MG_OK;
             }

@@ -273,6 +273,9 @@ class PlanCache:
 
     def set_options(self, options):
         """Replaces the options of every live plan and of those made later (retired plans keep theirs)."""
+        if is_capturing():  # mg_plan_set_options drops the plans' graphs, waiting for their launches
+            raise L.MaxgemmError("maxgemm: set_options during CUDA graph capture: set them before the capture",
+                                 L.STATUS_PYTHON)
         overrides = L.make_options(options)
         with self._lock:
             for plan in self._plans.values():
