@@ -15,9 +15,10 @@
  * already launched may still be queued on the caller's stream, and its classify would tail-launch the device graph
  * once it runs (when it flags a row): CUDA defers destroying a launched host graph, but it cannot know about the
  * device graph's handle in a kernel parameter, so a set is destroyed only after the event recorded behind its last
- * launch. A rebuild for new (x, out, m) retires the current set without waiting (tail_retire); builds destroy the
- * retired sets whose launches have run (tail_sweep, non-blocking); mg_plan_graph_reset (new weights, options or mode,
- * mg_plan_destroy) waits for all of them (tail_reset). */
+ * launch. A rebuild for new (x, out, m) retires the current set once the new one is built (tail_retire); builds
+ * destroy the retired sets whose launches have run (tail_sweep, non-blocking), and wait for the oldest only when
+ * MG_TAIL_RETIRED sets are all still queued; mg_plan_graph_reset (new weights or options, mg_plan_destroy) waits for
+ * all of them (tail_reset). */
 static void tail_set_destroy(struct mg_tail_set *t, int wait) {
     if (t->launched && wait && cudaEventSynchronize(t->ev) != cudaSuccess) (void)cudaGetLastError();
     if (t->ge) cudaGraphExecDestroy(t->ge);
@@ -34,9 +35,9 @@ static void tail_sweep(mg_plan *pl, int wait) {
     for (int i = 0; i < pl->tail_nold; i++) {
         struct mg_tail_set *t = &pl->tail_old[i];
         int done = wait || !t->launched;
-        if (!done) {
+        if (!done) {   /* an error other than not-ready keeps the set too: tail_reset waits for it */
             const cudaError_t q = cudaEventQuery(t->ev);
-            done = q != cudaErrorNotReady;
+            done = q == cudaSuccess;
             if (q != cudaSuccess && q != cudaErrorNotReady) (void)cudaGetLastError();
         }
         if (done)
@@ -81,8 +82,8 @@ static void tail_reset(mg_plan *pl) {
     tail_sweep(pl, 1);
 }
 
-/* Drops the cached graphs (their kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
-void mg_plan_graph_reset(mg_plan *pl) {
+/* Graph mode's host graph (a launched one still queued is freed by CUDA after it runs). */
+static void graph_drop(mg_plan *pl) {
     if (pl->gexec) cudaGraphExecDestroy(pl->gexec);
     if (pl->graph) cudaGraphDestroy(pl->graph);
     pl->gexec = NULL;
@@ -90,6 +91,11 @@ void mg_plan_graph_reset(mg_plan *pl) {
     pl->gx = NULL;
     pl->gout = NULL;
     pl->gm = 0;
+}
+
+/* Drops the cached graphs (their kernel parameters hold x, out, m, W, b and the prepared state of the weights). */
+void mg_plan_graph_reset(mg_plan *pl) {
+    graph_drop(pl);
     tail_reset(pl);
 }
 
@@ -160,7 +166,7 @@ static mg_status run_rare(mg_plan *pl, const mg_problem *p, const void *x, void 
  * the launchers encode on the host, are baked in: hence the key (x, out, m), and graph_reset on mg_set_weights. */
 static mg_status graph_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
     if (pl->gexec && pl->gx == x && pl->gout == out && pl->gm == p->m) return MG_OK;
-    mg_plan_graph_reset(pl);
+    graph_drop(pl);   /* tail mode's sets stay: they are this mode's fallback's, not in the way */
     mg_status st = MG_OK;
     cudaGraph_t g = NULL, ended = NULL;
     cudaGraphExec_t ge = NULL;
@@ -231,11 +237,11 @@ fail:
  * plan's full path holds anything else, instantiation fails and run_shortcut falls back to GRAPH. */
 static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
     if (pl->tgexec && pl->tx == x && pl->tout == out && pl->tm == p->m) return MG_OK;
-    tail_retire(pl);     /* the previous set may still be queued: destroyed once its launch has run */
-    tail_sweep(pl, 0);
+    tail_sweep(pl, 0);   /* retired sets whose launches have run */
     mg_status st = MG_OK;
     cudaGraph_t gd = NULL, gh = NULL;
     cudaGraphExec_t ged = NULL, geh = NULL;
+    cudaEvent_t ev = NULL;
     int capturing = 0;
     cudaStream_t cs = NULL;
     if (!pl->cap_stream) GRAPH_TRY(cudaStreamCreateWithFlags(&pl->cap_stream, cudaStreamNonBlocking));
@@ -261,8 +267,10 @@ static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, voi
     capturing = 0;
     GRAPH_TRY(cudaStreamEndCapture(cs, &gh));
     GRAPH_TRY(cudaGraphInstantiate(&geh, gh, 0));
-    GRAPH_TRY(cudaEventCreateWithFlags(&pl->tail_ev, cudaEventDisableTiming));   /* recorded behind each launch */
+    GRAPH_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));   /* recorded behind each launch */
 
+    tail_retire(pl);   /* the previous set may still be queued: destroyed once its launch has run */
+    pl->tail_ev = ev;
     pl->tdgraph = gd;
     pl->tdgexec = ged;
     pl->tgraph = gh;
@@ -282,6 +290,7 @@ fail:
     if (gh) cudaGraphDestroy(gh);
     if (ged) cudaGraphExecDestroy(ged);
     if (gd) cudaGraphDestroy(gd);
+    if (ev) cudaEventDestroy(ev);
     return st;
 }
 
