@@ -143,7 +143,7 @@ enum {
     "      --mixed-panels auto|off|force         kernel 4: 256- and 248-wide column panels where they even out the\n"  \
     "                                            waves (auto), never, or wherever they fit N\n"                        \
     "      --rem-split auto|off|force            kernel 4, max_dim 1: the leftover columns summed in k-chunks\n"       \
-    "      --no-pdl                              no programmatic dependent launch (the finalize; kernel 11's launches)\n"          \
+    "      --no-pdl                              no programmatic dependent launch (the finalize, kernel 11)\n"         \
     "      --shortcut-mode graph|poll|sync|tail  how the max_dim 1 short-circuit learns whether rows are left to\n"    \
     "                                            compute (default tail; src/shortcut.h)\n"                             \
     "      --splits S                            kernel 8's split-K factor, 1..16 (clamped to what its plan allows);\n" \

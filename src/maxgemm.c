@@ -1,8 +1,8 @@
 /* maxgemm.c: the library: plans, weights, the forward pass, errors.
  *
  * A plan owns everything a forward call needs, allocated once in mg_plan_create: the partial-maxima buffer
- * (the kernel's bounds: pl->partial_rows rows), the kernel's scratch, the finalize scratch, a cuBLAS handle, and for max_dim 1
- * the short-circuit's buffers. mg_set_weights is the one place where weight-side work happens (the kernel's
+ * (the kernel's bounds: pl->partial_rows rows), the kernel's scratch, the finalize scratch, a cuBLAS handle, and for
+ * max_dim 1 the short-circuit's buffers. mg_set_weights is the one place where weight-side work happens (the kernel's
  * prepare: splits, padding, TMA descriptors; the short-circuit's weight statistics). mg_forward enqueues
  *   kernel->launch (partial maxima)  ->  mg_finalize (reduce partials, mean, GELU)
  * on the caller's stream, or, for max_dim 1 with the short-circuit on, the exact certificate (shortcut.h):
@@ -422,15 +422,15 @@ static mg_status check_device(const mg_plan *pl) {
 /* A pointer the kernels read or write (name: the API's word for it): aligned to its elements, and, where the runtime
  * can say, memory of the plan's device (pageable host memory, unless the GPU reads it through HMM, or another GPU's
  * would fault in a kernel, far from the call, and leave the context unusable). cudaPointerGetAttributes is asked
- * outside stream capture only, and for x and out (slot 0, 1) once per new pointer (the last four of each are
- * remembered): a forward that reuses its buffers pays a few pointer comparisons. */
+ * outside stream capture only, and for x and out (slot 0, 1) once per new pointer (the last MG_PTR_CACHE of each
+ * are remembered): a forward that reuses its buffers pays a few pointer comparisons. */
 static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, int slot, void *stream) {
     const size_t es = mg_elem_bytes(pl->p.prec);
     if ((uintptr_t)ptr % es != 0)
         return mg_set_error(MG_ERR_INVALID_ARG, "%s (%p) is not aligned to its %zu-byte %s elements", name, ptr, es,
                             mg_precision_name(pl->p.prec));
     if (slot >= 0)
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < MG_PTR_CACHE; i++)
             if (pl->ptr_ok[slot][i] == ptr) return MG_OK;
     enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing((cudaStream_t)stream, &cap) != cudaSuccess) {
@@ -452,7 +452,7 @@ static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, i
                             ptr, a.device, pl->dev.ordinal);
     if (slot >= 0) {
         pl->ptr_ok[slot][pl->ptr_next[slot]] = ptr;
-        pl->ptr_next[slot] = (pl->ptr_next[slot] + 1) % 4;
+        pl->ptr_next[slot] = (pl->ptr_next[slot] + 1) % MG_PTR_CACHE;
     }
     return MG_OK;
 }

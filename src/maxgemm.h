@@ -18,10 +18,11 @@
  * per stream is safe. mg_last_error() is per thread; mg_dispatch_load() may be called at any time (plans copy
  * their rows when created). The host waits on the device in mg_plan_destroy, in mg_set_weights, and in a max_dim 1
  * forward whose short-circuit runs in poll or sync mode (the default tail mode does not, unless its graphs cannot
- * be built here and it falls back, or the graphs of 8 earlier calls on other x / out buffers are all still queued). Kernels 4 and 6 finish stream-K tiles by waiting for other CTAs of the same
- * launch (a plain launch, not a cooperative one), so they assume their persistent grid (one CTA per SM) resident: a
- * kernel holding SMs on another stream at the same time delays them, and one that itself waits on them (e.g. a
- * persistent communication kernel) could deadlock with them.
+ * be built here and it falls back, or the graphs of 8 earlier calls on other x / out buffers are all still queued).
+ * Kernels 4 and 6 finish stream-K tiles by waiting for other CTAs of the same launch (a plain launch, not a
+ * cooperative one), so they assume their persistent grid (one CTA per SM) resident: a kernel holding SMs on another
+ * stream at the same time delays them, and one that itself waits on them (e.g. a persistent communication kernel)
+ * could deadlock with them.
  */
 #ifndef MAXGEMM_H
 #define MAXGEMM_H

@@ -265,8 +265,8 @@ typedef struct mg_oz_wstate {
  * non-NULL) the slices: kpad bytes of row r at hi + r * ld and at lo + r * ld (cols <= kpad <= ld, kpad and ld
  * multiples of 4; columns [cols, kpad) written 0, bytes [kpad, ld) not touched: kernel 9 interleaves hi and lo there;
  * non-finite rows written 0 with u = 0). Optional per-row outputs: amax, n2 (fp64 sum of squares), nonfinite (1 if
- * the row holds a NaN or +-inf). With flag non-NULL the guard runs: flag[r] = mg_oz_route_g(guard, ...) with w and k = cols,
- * and every flagged row is appended to list at atomicAdd(count, 1) (*count must be 0 before). fill (may be NULL):
+ * the row holds a NaN or +-inf). With flag non-NULL the guard runs: flag[r] = mg_oz_route_g(guard, ...) with w and
+ * k = cols, and every flagged row is appended to list at atomicAdd(count, 1) (*count must be 0 before). fill (may be NULL):
  * fill_len floats set to -inf (the fallback's partial row). vec: 16-byte loads (src 16-byte aligned and
  * cols % 4 == 0; checked again at launch). */
 typedef struct mg_oz_slice_args {

@@ -14,6 +14,7 @@
 /* Launch plans a plan keeps (least recently used goes): a serving loop cycles through a few batch sizes. */
 #define MG_LP_CACHE 16
 #define MG_TAIL_RETIRED 8   /* retired tail-mode graph sets awaiting their last launch (shortcut_exec.c) */
+#define MG_PTR_CACHE 4      /* x and out pointers check_pointer remembers, each (maxgemm.c) */
 
 /* ---- the plan --------------------------------------------------------------------------------------- */
 struct mg_plan {
@@ -33,8 +34,8 @@ struct mg_plan {
     const mg_kernel_ops *runner;  /* the ops that plan and launch: the kernel's, or prep.runner */
     int prepared;                 /* prep holds kernel state to release */
     int have_weights;
-    const void *ptr_ok[2][4];     /* x, out: the last 4 pointers each that check_pointer found to be this device's
-                                   * memory (a caller's allocator cycling through a few output buffers stays cached) */
+    const void *ptr_ok[2][MG_PTR_CACHE]; /* x, out: the last pointers check_pointer found to be this device's memory
+                                          * (a caller's allocator cycling through a few output buffers stays cached) */
     int ptr_next[2];              /* where the next one goes, round robin */
     int pageable_ok;              /* cudaDevAttrPageableMemoryAccess: kernels may read pageable host memory (HMM) */
     unsigned walign;              /* MG_ALIGN_W16 when W's base is 16-byte aligned */
@@ -66,26 +67,22 @@ struct mg_plan {
     int graph_failed;             /* capture or instantiation failed: POLL until the weights or the mode change */
     char graph_why[1024];         /* why GRAPH (or TAIL, then GRAPH) fell back to POLL */
     char tail_why[512];           /* why TAIL fell back */
-    /* tail mode: a host graph holding classify alone, and the device graph it tail-launches, for (tx, tout, tm) */
-    cudaGraph_t tgraph, tdgraph;
-    cudaGraphExec_t tgexec, tdgexec;
-    const void *tx;
-    void *tout;
-    int tm;
-    int tail_failed;              /* building them failed: GRAPH (then POLL) until the weights or the mode change */
-    /* recorded after each launch of tgexec on the caller's stream: the device graph's handle lives in that launch's
-     * classify parameters, where CUDA cannot see it, so a set of tail graphs is destroyed only once its event has
-     * completed: when (x, out, m) change, the old set is retired (tail_old) and destroyed by a later build that finds
-     * its event done, or by mg_plan_graph_reset, which waits (src/shortcut_exec.c) */
-    cudaEvent_t tail_ev;
-    int tail_ev_pending;
+    /* tail mode: a set of graphs per (tx, tout, tm): the host graph g holding classify alone, the device graph dg it
+     * tail-launches, and ev, recorded after each launch of g on the caller's stream (launched: since it was built).
+     * dg's handle lives in those launches' classify parameters, where CUDA cannot see it, so a set is destroyed only
+     * once its event has completed: when (x, out, m) change, the current set is retired (tail_old) and destroyed by a
+     * later build that finds its event done, or by mg_plan_graph_reset, which waits (src/shortcut_exec.c) */
     struct mg_tail_set {
         cudaGraph_t g, dg;
         cudaGraphExec_t ge, dge;
         cudaEvent_t ev;
         int launched;
-    } tail_old[MG_TAIL_RETIRED];
+    } tail, tail_old[MG_TAIL_RETIRED];
     int tail_nold;
+    const void *tx;
+    void *tout;
+    int tm;
+    int tail_failed;              /* building them failed: GRAPH (then POLL) until the weights or the mode change */
 };
 
 /* cuBLAS workspace of the plan's cuBLAS kernels (max_dim 1 plans): a conditional graph body may not hold the memory

@@ -29,7 +29,8 @@ static void tail_set_destroy(struct mg_tail_set *t, int wait) {
     memset(t, 0, sizeof *t);
 }
 
-/* Destroys the retired sets whose last launch has run (all of them, waiting, with wait), keeping the others in order. */
+/* Destroys the retired sets whose last launch has run (all of them, waiting, with wait), keeping the others in
+ * order. */
 static void tail_sweep(mg_plan *pl, int wait) {
     int kept = 0;
     for (int i = 0; i < pl->tail_nold; i++) {
@@ -45,32 +46,21 @@ static void tail_sweep(mg_plan *pl, int wait) {
         else
             pl->tail_old[kept++] = *t;
     }
-    for (int i = kept; i < pl->tail_nold; i++) memset(&pl->tail_old[i], 0, sizeof pl->tail_old[i]);
-    pl->tail_nold = kept;
+    pl->tail_nold = kept;   /* slots from here on are never read before tail_retire writes them whole */
 }
 
 /* Moves the current set (if any) to the retired ones, waiting for the oldest retired set only when all slots hold
  * sets still queued. */
 static void tail_retire(mg_plan *pl) {
-    if (pl->tgexec || pl->tdgexec || pl->tail_ev) {
+    if (pl->tail.ge) {   /* tail_build installs a set whole */
         if (pl->tail_nold == MG_TAIL_RETIRED) {
             tail_set_destroy(&pl->tail_old[0], 1);
             memmove(&pl->tail_old[0], &pl->tail_old[1], (MG_TAIL_RETIRED - 1) * sizeof pl->tail_old[0]);
-            memset(&pl->tail_old[MG_TAIL_RETIRED - 1], 0, sizeof pl->tail_old[0]);
             pl->tail_nold--;
         }
-        struct mg_tail_set *t = &pl->tail_old[pl->tail_nold++];
-        t->g = pl->tgraph;
-        t->dg = pl->tdgraph;
-        t->ge = pl->tgexec;
-        t->dge = pl->tdgexec;
-        t->ev = pl->tail_ev;
-        t->launched = pl->tail_ev_pending;
+        pl->tail_old[pl->tail_nold++] = pl->tail;
     }
-    pl->tail_ev = NULL;
-    pl->tail_ev_pending = 0;
-    pl->tgexec = pl->tdgexec = NULL;
-    pl->tgraph = pl->tdgraph = NULL;
+    memset(&pl->tail, 0, sizeof pl->tail);
     pl->tx = NULL;
     pl->tout = NULL;
     pl->tm = 0;
@@ -226,7 +216,7 @@ fail:
     return st;
 }
 
-/* Makes pl->tgexec the tail-mode graphs for (x, out, p->m), building them if the cached ones are for other arguments:
+/* Makes pl->tail the tail-mode graphs for (x, out, p->m), building them if the cached ones are for other arguments:
  *   1. the device graph: mg_shortcut_tail_compact (classify's tail variant leaves flags), then run_rare, captured
  *      on the private stream, instantiated with
  *      cudaGraphInstantiateFlagDeviceLaunch and uploaded (a device launch needs it resident; the upload is waited
@@ -236,7 +226,7 @@ fail:
  * A device graph may hold only kernel, memcpy and memset nodes (no conditional, event or allocation nodes): if the
  * plan's full path holds anything else, instantiation fails and run_shortcut falls back to GRAPH. */
 static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, void *out) {
-    if (pl->tgexec && pl->tx == x && pl->tout == out && pl->tm == p->m) return MG_OK;
+    if (pl->tail.ge && pl->tx == x && pl->tout == out && pl->tm == p->m) return MG_OK;
     tail_sweep(pl, 0);   /* retired sets whose launches have run */
     mg_status st = MG_OK;
     cudaGraph_t gd = NULL, gh = NULL;
@@ -270,11 +260,7 @@ static mg_status tail_build(mg_plan *pl, const mg_problem *p, const void *x, voi
     GRAPH_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));   /* recorded behind each launch */
 
     tail_retire(pl);   /* the previous set may still be queued: destroyed once its launch has run */
-    pl->tail_ev = ev;
-    pl->tdgraph = gd;
-    pl->tdgexec = ged;
-    pl->tgraph = gh;
-    pl->tgexec = geh;
+    pl->tail = (struct mg_tail_set){gh, gd, geh, ged, ev, 0};
     pl->tx = x;
     pl->tout = out;
     pl->tm = p->m;
@@ -341,11 +327,11 @@ static mg_status run_shortcut(mg_plan *pl, const mg_problem *p, const void *x, v
             pl->tail_why[0] = '\0';
             st = tail_build(pl, p, x, out);
             if (st == MG_OK) {
-                MG_CUDA_TRY(cudaGraphLaunch(pl->tgexec, (cudaStream_t)stream));
+                MG_CUDA_TRY(cudaGraphLaunch(pl->tail.ge, (cudaStream_t)stream));
                 /* behind the launch, so that the set outlives it (tail_retire); without the event, nothing of this
                  * launch may stay queued */
-                if (cudaEventRecord(pl->tail_ev, (cudaStream_t)stream) == cudaSuccess) {
-                    pl->tail_ev_pending = 1;
+                if (cudaEventRecord(pl->tail.ev, (cudaStream_t)stream) == cudaSuccess) {
+                    pl->tail.launched = 1;
                 } else {
                     (void)cudaGetLastError();
                     MG_CUDA_TRY(cudaStreamSynchronize((cudaStream_t)stream));
