@@ -240,6 +240,14 @@ static inline void mg_test_repo_root(char *out, size_t n) {
     out[0] = '\0';
 }
 
+/* A library call's refusal: status got must be want and mg_last_error() must mention words (what: the call, for the
+ * message). */
+static inline void mg_test_expect_status(mg_status got, mg_status want, const char *what, const char *words) {
+    cr_expect_eq(got, want, "%s: status %d (%s), want %d", what, (int)got, mg_last_error(), (int)want);
+    cr_expect(strstr(mg_last_error(), words) != NULL, "%s: error \"%s\" does not mention \"%s\"", what,
+              mg_last_error(), words);
+}
+
 /* A parser's rejection: rc must be -1 with a message err that starts with "file:line: " and mentions want. */
 static inline void mg_test_expect_rejected(int rc, const char *text, const char *err, const char *file, int line,
                                            const char *want) {

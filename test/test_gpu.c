@@ -2193,11 +2193,8 @@ Test(gpu_int8x3, gemv_int8w_small_m, .timeout = 900) {
 
 /* ---- gpu_api: the pointer checks of mg_set_weights and mg_forward_rows (src/maxgemm.c, check_pointer) ---------- */
 
-/* status s is MG_ERR_INVALID_ARG and the message has words */
 static void expect_invalid(mg_status s, const char *what, const char *words) {
-    cr_expect_eq(s, MG_ERR_INVALID_ARG, "%s: status %d (%s)", what, (int)s, mg_last_error());
-    cr_expect(strstr(mg_last_error(), words) != NULL, "%s: message '%s' does not say '%s'", what, mg_last_error(),
-              words);
+    mg_test_expect_status(s, MG_ERR_INVALID_ARG, what, words);
 }
 
 /* Pageable host memory, pointers off their element grid and an out that overlaps x, W or b are refused before
