@@ -273,9 +273,8 @@ extern "C" mg_status mg_finalize_rem(const float *partial, int ntiles, int len, 
     return finalize_typed(partial, ntiles, len, max_dim, (float *)out, scratch, rem, rem_cols, rem_chunks, pdl != 0, st);
 }
 
-/* src/mg_kernel.h: PDL when the options ask for it (mg_options.pdl) and st is not being captured. */
-extern "C" int mg_pdl_usable(int want, void *stream) {
-    if (!want) return 0;
+/* src/mg_kernel.h: 1 when the runtime says stream is not being captured (an error is "cannot say": 0). */
+extern "C" int mg_stream_not_capturing(void *stream) {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -283,3 +282,6 @@ extern "C" int mg_pdl_usable(int want, void *stream) {
     }
     return cs == cudaStreamCaptureStatusNone;
 }
+
+/* src/mg_kernel.h: PDL when the options ask for it (mg_options.pdl) and st is not being captured. */
+extern "C" int mg_pdl_usable(int want, void *stream) { return want && mg_stream_not_capturing(stream); }

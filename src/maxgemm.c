@@ -432,12 +432,7 @@ static mg_status check_pointer(mg_plan *pl, const void *ptr, const char *name, i
     if (slot >= 0)
         for (int i = 0; i < MG_PTR_CACHE; i++)
             if (pl->ptr_ok[slot][i] == ptr) return MG_OK;
-    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing((cudaStream_t)stream, &cap) != cudaSuccess) {
-        (void)cudaGetLastError();   /* e.g. the legacy stream beside another thread's capture: not asked */
-        return MG_OK;
-    }
-    if (cap != cudaStreamCaptureStatusNone) return MG_OK;
+    if (!mg_stream_not_capturing(stream)) return MG_OK;   /* capturing, or the runtime cannot say: not asked */
     struct cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -158,6 +158,9 @@ mg_status mg_finalize_rem(const float *partial, int ntiles, int len, int max_dim
 /* Whether a launch on stream may use programmatic dependent launch: want (mg_options.pdl) and the stream is not being
  * captured (kernels/finalize.cu; kernel 11 uses it too). */
 int mg_pdl_usable(int want, void *stream);
+/* 1 when the runtime says stream is not being captured; 0 when it is, or the runtime cannot say (the legacy stream
+ * beside another thread's global capture). */
+int mg_stream_not_capturing(void *stream);
 
 /* The exact SIMT kernel the split kernels fall back to (kernels/01_naive.cu). */
 extern const mg_kernel_ops mg_ops_naive;
