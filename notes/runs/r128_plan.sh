@@ -58,7 +58,7 @@ check)
     table=${4:-tile_configs/dispatch/h200.tsv}   # Y won too: notes/runs/r128_dispatch_y.tsv
     tb=test_$v bb=bench_$v
     [ $v != A ] || { tb=test_maxgemm; bb=maxgemm_bench; }
-    # Ordered so that a call cut short (session 28 got no machine in 16 tries; a late one may have ~3 minutes left)
+    # Ordered so that a call cut short (session 28 got no machine in 18 tries; a late one may have ~3 minutes left)
     # still returns what has never run on a GPU first: session 27's API checks (gpu_api), gpu_dispatch at max_dim 0,
     # the tail-mode rebuild (gpu_shortcut), then the binding, then every other suite, the sanitizers, the benchmark.
     # One suite per step, so each finished suite is packed; the suites are the binary's own list (none missed).
