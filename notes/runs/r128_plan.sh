@@ -27,9 +27,10 @@
 # Call 1, "ab" (~270 s): A/B A K H KH Y Y KH H K A over bench/matrix_ticket.txt (tools/ab_variants.py OUTDIR), then
 # the per-CTA stamps (tools/timeline_summary.py; TS / TF lines: run 127's parser) of main (tl_S), H (tl_SH) and K
 # (tl_SK) at bf16 max_dim 0 M = 8 (does the finish's first parameter read still miss?), and of main and H at max_dim 1
-# M = 64 (do the k-loops end sooner with x's lines kept?). Call 2, "check V" (V = K, H or KH: the A/B's winner; ~490 s): V's GPU
-# suites one by one (gpu_api, gpu_dispatch and gpu_shortcut first), check_model.py --quick, synccheck / racecheck on
-# the slots test, V's full benchmark (the CSV that becomes bench/results/h200.csv if V is merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s). If no variant wins, call 2
+# M = 64 (do the k-loops end sooner with x's lines kept?). Call 2, "check V" (V = K, H or KH: the A/B's winner;
+# ~490 s): V's GPU suites one by one (gpu_api, gpu_dispatch and gpu_shortcut first), check_model.py --quick,
+# synccheck / racecheck on the slots test, V's full benchmark (the CSV that becomes bench/results/h200.csv if V is
+# merged). Call 2 right after call 1, while the machine is warm (it idles out after 30 s). If no variant wins, call 2
 # is still needed as `check A`: session 27 changed main's API checks (pointers, devices, overlaps), its tests
 # (gpu_api, gpu_dispatch at max_dim 0, poisoned stream-K sub-batches, ...) and the Python binding (N = 0), none of
 # which has run on a GPU; `check` runs check_model.py --quick against main's library for that reason. Y needs no
@@ -62,10 +63,12 @@ check)
     # still returns what has never run on a GPU first: session 27's API checks (gpu_api), gpu_dispatch at max_dim 0,
     # the tail-mode rebuild (gpu_shortcut), then the binding, then every other suite, the sanitizers, the benchmark.
     # One suite per step, so each finished suite is packed; the suites are the binary's own list (none missed).
-    suites=$(bundle/bin/$tb --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vx 'gpu_api\|gpu_dispatch\|gpu_shortcut')
-    for s in gpu_api gpu_dispatch gpu_shortcut; do plan_suite $tb "$s/*" ${s}_$v 90 --verbose; done
+    first="gpu_api gpu_dispatch gpu_shortcut"
+    rest=$(bundle/bin/$tb --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $first)")
+    for s in $first; do plan_suite $tb "$s/*" ${s}_$v 90 --verbose; done
     plan_python libmaxgemm.so check_model 120 --quick   # main's library and binding (session 27's changes)
-    for s in $suites; do plan_suite $tb "$s/*" ${s}_$v 200 --verbose; done
+    [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"
+    for s in $rest; do plan_suite $tb "$s/*" ${s}_$v 200 --verbose; done
     plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
     timeout 150 bundle/bin/$bb --dispatch $table --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
     plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
