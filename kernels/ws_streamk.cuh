@@ -2,8 +2,9 @@
  * A CTA that ran a NON-HEAD piece of a tile (role 1) stores its fp32 accumulators to its slot of the workspace and
  * raises its flag (fence, then the flag). The CTA whose piece holds the tile's first k-iteration owns the tile (role
  * 2): after its head piece it waits for the flags of the CTAs that covered the rest (they did that work first, so
- * nobody waits on a waiter: no chain, no deadlock with every CTA resident), adds their accumulators in CTA order (a
- * fixed order: bitwise deterministic), resets the flags to 0 for the next launch and runs the epilogue.
+ * nobody waits on a waiter: no chain, no deadlock with every CTA resident, which the cooperative launch of a stream-K
+ * plan guarantees: ws_host.cuh), adds their accumulators in CTA order (a fixed order: bitwise deterministic), resets
+ * the flags to 0 for the next launch and runs the epilogue.
  * Slot layout [cta][consumer][i][tid]: a warp stores 32 consecutive floats. */
 #ifndef MG_WS_STREAMK_CUH
 #define MG_WS_STREAMK_CUH

@@ -19,10 +19,9 @@
  * their rows when created). The host waits on the device in mg_plan_destroy, in mg_set_weights, and in a max_dim 1
  * forward whose short-circuit runs in poll or sync mode (the default tail mode does not, unless its graphs cannot
  * be built here and it falls back, or the graphs of 8 earlier calls on other x / out buffers are all still queued).
- * Kernels 4 and 6 finish stream-K tiles by waiting for other CTAs of the same launch (a plain launch, not a
- * cooperative one), so they assume their persistent grid (one CTA per SM) resident: a kernel holding SMs on another
- * stream at the same time delays them, and one that itself waits on them (e.g. a persistent communication kernel)
- * could deadlock with them.
+ * Kernels 4 and 6 finish stream-K tiles, and kernel 8 max_dim 0's grid finish, by waiting for other CTAs of the same
+ * launch; those launches are cooperative, so the runtime starts the whole grid (one CTA per SM) at once or refuses
+ * it with an error (e.g. under MPS with fewer SMs than the plan's grid), never a partly resident grid that hangs.
  */
 #ifndef MAXGEMM_H
 #define MAXGEMM_H

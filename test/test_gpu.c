@@ -1446,6 +1446,57 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
     MG_TEST_CUDA(cudaStreamDestroy(st));
 }
 
+/* Kernels 4 and 6's stream-K (--streamk force, M = 300: every tile split) through the public API: the plan says
+ * stream-K, the eager output is finite, and the forward captured into a graph (the cooperative launch that keeps the
+ * waiting tile owners and the CTAs they wait for resident, as a graph node) replays to the same bits twice, both
+ * max_dims. */
+Test(gpu_kernels, ws_streamk_graph, .timeout = 300) {
+    MG_TEST_NEED_GPU();
+    cudaStream_t st;
+    MG_TEST_CUDA(cudaStreamCreate(&st));
+    const int m = 300, n = 8192, k = 520;
+    int ran = 0;
+    for (int id = 4; id <= 6; id += 2) {
+        const mg_kernel *kern = runnable_kernel(id);
+        if (!kern) continue;
+        for (int prec = 0; prec < MG_PREC_COUNT; prec++) {
+            if (!(kern->precisions & (1u << prec))) continue;
+            const mg_precision pr = (mg_precision)prec;
+            for (int dim = 1; dim >= 0; dim--) {
+                const size_t es = esize(pr), len = dim == 1 ? (size_t)m : (size_t)n;
+                void *x = dmalloc((size_t)m * k * es), *W = dmalloc((size_t)n * k * es), *b = dmalloc((size_t)n * es);
+                MG_TEST_OK(mg_fill_seedlike(x, W, b, m, n, k, pr, 0x51c3 + (uint64_t)(prec * 2 + dim), st));
+                mg_plan *plan = plan_full(id, m, n, k, dim, pr);
+                opt_reset();
+                g_opt.streamk = MG_SWITCH_FORCE;
+                MG_TEST_OK(mg_plan_set_options(plan, &g_opt));
+                char buf[256];
+                MG_TEST_OK(mg_plan_describe(plan, m, buf, sizeof buf));
+                char what[96];
+                snprintf(what, sizeof what, "kernel %d %s max_dim %d M = %d", id, mg_precision_name(pr), dim, m);
+                cr_expect(strstr(buf, "stream-K") != NULL, "%s: the plan is not stream-K: %s", what, buf);
+                void *o = dmalloc(len * es);
+                MG_TEST_OK(mg_poison(o, len, pr, st));
+                MG_TEST_OK(mg_set_weights(plan, W, b, st));
+                MG_TEST_OK(mg_forward(plan, x, o, st));
+                MG_TEST_CUDA(cudaStreamSynchronize(st));
+                double *w = download_widened(o, len, pr);
+                size_t finite = 0;
+                for (size_t j = 0; j < len; j++) finite += isfinite(w[j]) != 0;
+                cr_expect_eq(finite, len, "%s: the eager output has %zu finite values of %zu", what, finite, len);
+                free(w);
+                expect_graph_replays_equal(plan, x, o, len, pr, 2, what);
+                mg_plan_destroy(plan);
+                free_dev4(x, W, b, o);
+                ran++;
+            }
+        }
+    }
+    opt_reset();
+    MG_TEST_CUDA(cudaStreamDestroy(st));
+    if (ran == 0) cr_skip_test("kernels 4 and 6 not runnable here");
+}
+
 /* The plan's forward at its M (m, for the messages) with g_opt, eagerly into o (len elements), then through a graph replayed three times:
  * the same bits every time (expect_graph_replays_equal). what: the case, for the messages. */
 static void eager_then_replays(mg_plan *plan, int m, const void *x, void *o, size_t len, mg_precision pr,
