@@ -7,7 +7,8 @@ Sections (every check is pass/fail; any failure makes the exit status 1):
                fp32 vs an fp64 evaluation of the same Model (atol = rtol = 1e-4), bf16 vs the fp64 Model on the
                bf16-rounded weights and inputs (1e-2), NaN exactly where the reference has NaN, shape and dtype.
                Cases: --seeds inputs (one ModelNew per (max_dim, dtype), reused through load_state_dict), planted
-               NaN / +inf / -inf in x, NaN in W, +inf in b, a non-contiguous x.
+               NaN / +inf / -inf in x, NaN in W, +inf in b, a non-contiguous x, an x one element off 16-byte
+               alignment (the binding copies it: kernel 4 refuses such a base).
   api          the errors ModelNew and the op must raise (python/README.md).
   batch        one module, batch sizes M, 1, 7, M/2+1: one plan of capacity M serves them all (mg_forward_rows),
                no new plan, no weight re-set; a module first called with a small batch grows its plan.
@@ -153,8 +154,16 @@ def stamp(what):
 
 
 # ---- correctness ---------------------------------------------------------------------------------------------------
-def check_case(name, seed, model, x, news, rows, noncontig=False):
-    """Every (max_dim, dtype, shortcut) of one (model, x) pair against the fp64 Model."""
+def offset_view(t):
+    """t's values in a contiguous view one element into a new buffer: a base that is not 16-byte aligned."""
+    buf = torch.empty(t.numel() + 1, dtype=t.dtype, device=t.device)
+    buf[1:].copy_(t.reshape(-1))
+    return buf[1:].view(t.shape)
+
+
+def check_case(name, seed, model, x, news, rows, noncontig=False, offset=False):
+    """Every (max_dim, dtype, shortcut) of one (model, x) pair against the fp64 Model; noncontig: x passed as a
+    transposed view, offset: as a contiguous view whose base is one element off 16-byte alignment."""
     mbf = copy.deepcopy(model).to(torch.bfloat16)
     m64 = copy.deepcopy(model).double()
     mbf64 = copy.deepcopy(mbf).double()
@@ -169,7 +178,7 @@ def check_case(name, seed, model, x, news, rows, noncontig=False):
             eager = compare(eager_model(xin), ref, bar)
             new = news[(md, dname)]
             new.load_state_dict(state)  # copy_ converts to the module's dtype (bf16: round to nearest even)
-            xnew = xin.t().contiguous().t() if noncontig else xin
+            xnew = xin.t().contiguous().t() if noncontig else offset_view(xin) if offset else xin
             for sc in ((True, False) if md == 1 else (None,)):
                 if sc is not None:
                     new.shortcut = sc
@@ -769,6 +778,7 @@ def main():
     del mp
     if M > 1 and K > 1:
         check_case("noncontig_x", seeds[0], base_model, base_x, news, rows, noncontig=True)
+    check_case("offset_x", seeds[0], base_model, base_x, news, rows, offset=True)
 
     stamp("api:")
     api_checks(M, K, N, dev, news, rows)

@@ -161,7 +161,11 @@ mg_status mg_plan_create(mg_plan **plan, const mg_plan_desc *desc);
  * address: MG_ERR_INVALID_ARG naming the argument. x and W are not checked where K = 0 (nothing reads them). */
 mg_status mg_set_weights(mg_plan *plan, const void *W, const void *b, void *stream /* cudaStream_t */);
 /* x: M x K, out: M or N elements; both device pointers of the plan's element type; out shares no byte with x, W
- * or b (MG_ERR_INVALID_ARG). */
+ * or b (MG_ERR_INVALID_ARG). Kernel 4 (wgmma_ws) reads x in place through TMA where K x the element size is a
+ * multiple of 16 bytes, and then needs x 16-byte aligned, as every cudaMalloc'd or torch-allocated base is: an x at
+ * another offset is refused (MG_ERR_UNSUPPORTED, naming the alignment; its workspace has no room for a copy of x).
+ * The other kernels take it (3, 6 and 8 copy it into their workspace, the others read it with narrower loads). The
+ * Python binding copies a misaligned x itself. */
 mg_status mg_forward(mg_plan *plan, const void *x, void *out, void *stream /* cudaStream_t */);
 /* The same for a batch of m rows, 1 <= m <= the plan's M (a plan's M is its capacity): one plan serves every
  * batch size up to it. m outside that range is MG_ERR_SHAPE. */

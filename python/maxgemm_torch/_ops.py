@@ -108,9 +108,12 @@ def run(cache, x, weight, bias, max_dim, precision, kernel, shortcut):
     if m == 0 or weight.shape[0] == 0:
         return empty_output(x, weight, md)
     # The library reads x as dense row-major M x K: a strided view is copied once here (an extra read and write of x;
-    # pass a contiguous tensor to avoid it).
+    # pass a contiguous tensor to avoid it). So is a view whose base is not 16-byte aligned (a storage offset that is
+    # not a multiple of 16 bytes), which kernel 4's TMA loads refuse (src/maxgemm.h, mg_forward).
     if not x.is_contiguous():
         x = x.contiguous()
+    elif x.data_ptr() % 16 != 0:
+        x = x.clone()
     # The library allocates and launches on the current device; entering torch.cuda.device costs several
     # microseconds per call, so it is entered only when x lives on another device.
     if dev == _current_device():
