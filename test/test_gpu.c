@@ -2253,19 +2253,20 @@ static void expect_invalid(mg_status s, const char *what, const char *words) {
  * then runs with device memory. From x at an element (not 16-byte) offset a kernel that copies x (6, 8) gives the
  * aligned run's output within the bar, and kernel 4, which reads x in place through TMA (K * element size a multiple
  * of 16 here), refuses it naming the alignment (src/maxgemm.h, mg_forward). Passes: fp32 and bf16 auto (kernel 4 at
- * this shape on H100 / H200), bf16 kernel 8. */
+ * this shape on an H100 without a dispatch table, run 128; a copying kernel on the H200, run 129), bf16 kernel 8, bf16
+ * kernel 4. */
 Test(gpu_api, bad_pointers_are_refused, .timeout = 60) {
     MG_TEST_NEED_GPU();
     const int64_t m = 8, n = 64, k = 40;
     int copied = 0, refused = 0;
-    for (int pi = 0; pi < 3; pi++) {
+    for (int pi = 0; pi < 4; pi++) {
         const mg_precision pr = pi ? MG_PREC_BF16 : MG_PREC_FP32;
         const size_t es = esize(pr);
         mg_plan_desc d = mg_plan_desc_default();
         d.m = m; d.n = n; d.k = k; d.max_dim = 0; d.precision = pr; d.shortcut = 0;
-        if (pi == 2) {
-            if (!runnable_kernel(8)) continue;
-            d.kernel = 8;
+        if (pi >= 2) {
+            d.kernel = pi == 2 ? 8 : 4;
+            if (!runnable_kernel(d.kernel)) continue;
         }
         mg_plan *pl = NULL;
         MG_TEST_OK(mg_plan_create(&pl, &d));
@@ -2331,5 +2332,6 @@ Test(gpu_api, bad_pointers_are_refused, .timeout = 60) {
         MG_TEST_CUDA(cudaFree(o1)); MG_TEST_CUDA(cudaFree(o2));
     }
     cr_expect(copied > 0, "no pass ran a kernel that copies an x at an element offset");
+    cr_expect(refused > 0 || !runnable_kernel(4), "kernel 4 ran and never refused an x at an element offset");
     cr_log_info("x at an element offset: %d passes copied it, %d refused it (kernel 4)", copied, refused);
 }
