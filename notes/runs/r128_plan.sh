@@ -68,7 +68,7 @@ check)
     for s in $first; do plan_suite $tb "$s/*" ${s}_$v 90 --verbose; done
     plan_python libmaxgemm.so check_model 120 --quick   # main's library and binding (session 27's changes)
     [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"
-    for s in $rest; do plan_suite $tb "$s/*" ${s}_$v 200 --verbose; done
+    for s in $rest; do plan_suite $tb "$s/*" ${s}_$v 300 --verbose; done   # gpu_kernels: ~250 s on an H100 (run 128)
     plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
     timeout 150 bundle/bin/$bb --dispatch $table --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
     plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
