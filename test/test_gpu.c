@@ -2253,8 +2253,8 @@ static void expect_invalid(mg_status s, const char *what, const char *words) {
  * then runs with device memory. From x at an element (not 16-byte) offset a kernel that copies x (6, 8) gives the
  * aligned run's output within the bar, and kernel 4, which reads x in place through TMA (K * element size a multiple
  * of 16 here), refuses it naming the alignment (src/maxgemm.h, mg_forward). Passes: fp32 and bf16 auto (kernel 4 at
- * this shape on an H100 without a dispatch table, run 128; a copying kernel on the H200, run 129), bf16 kernel 8, bf16
- * kernel 4. */
+ * this shape on an H100 before it had a dispatch table, run 128; a copying kernel where the table takes kernel 8),
+ * bf16 kernel 8, bf16 kernel 4 (so both paths run on every GPU that has the kernels). */
 Test(gpu_api, bad_pointers_are_refused, .timeout = 60) {
     MG_TEST_NEED_GPU();
     const int64_t m = 8, n = 64, k = 40;
