@@ -267,19 +267,6 @@ mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, 
     return MG_OK;
 }
 
-/* cudaLaunchKernelEx's configuration for a grid of configuration C with the one launch attribute *attr (the
- * caller's: it must outlive the launch). */
-template <class C> cudaLaunchConfig_t ex_config(int grid, cudaStream_t s, cudaLaunchAttribute *attr) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)grid);
-    cfg.blockDim = dim3(C::THREADS);
-    cfg.dynamicSmemBytes = C::SMEM_BYTES;
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cfg;
-}
-
 /* Launches configuration C as the plan says (it decides nothing). */
 template <class C>
 mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, void *stream) {
@@ -372,11 +359,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     if (C::CLUSTER == 1 && pl.fused == MG_SAB_FUSE_GRID) {
         /* THE GRID FINISH: every CTA waits for the others, so all must be resident: a cooperative launch (the
          * runtime refuses a grid that cannot be) */
-        cudaLaunchAttribute attr = {};
-        attr.id = cudaLaunchAttributeCooperative;
-        attr.val.cooperative = 1;
-        const cudaLaunchConfig_t cfg = ex_config<C>(pl.grid, s, &attr);
-        const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, prm);
+        const cudaError_t e = mg_launch_cooperative(kern, (unsigned)pl.grid, C::THREADS, C::SMEM_BYTES, s, prm);
         if (e != cudaSuccess)
             return mg_set_error(MG_ERR_CUDA, "wgmma_swapab: the cooperative launch of %d CTAs (the grid finish; "
                                 "fuse=off runs without it): %s", pl.grid, cudaGetErrorString(e));
@@ -389,7 +372,7 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         attr.val.clusterDim.x = C::CLUSTER;
         attr.val.clusterDim.y = 1;
         attr.val.clusterDim.z = 1;
-        const cudaLaunchConfig_t cfg = ex_config<C>(pl.grid, s, &attr);
+        const cudaLaunchConfig_t cfg = mg_launch_config_attr((unsigned)pl.grid, C::THREADS, C::SMEM_BYTES, s, &attr);
         MG_CUDA_TRY(cudaLaunchKernelEx(&cfg, kern, prm));
     }
     return MG_OK;

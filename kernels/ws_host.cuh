@@ -131,22 +131,12 @@ mg_status launch_plan(const mg_launch_plan *lp, const mg_io *io, const CUtensorM
         return MG_OK;
     }
     /* Stream-K: a tile's owner waits for the other CTAs that covered its k-range (ws_streamk.cuh), so every CTA must
-     * be resident: a cooperative launch, which the runtime refuses for a grid that cannot be (kernel 8's grid finish
-     * does the same; run 121 measured no cost for the attribute there). */
-    cudaLaunchAttribute attr = {};
-    attr.id = cudaLaunchAttributeCooperative;
-    attr.val.cooperative = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)pl.grid);
-    cfg.blockDim = dim3(C::THREADS);
-    cfg.dynamicSmemBytes = C::SMEM_BYTES;
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, kern, prm);
+     * be resident: a cooperative launch (kernel 8's grid finish does the same; run 121 measured no cost for the
+     * attribute there). */
+    const cudaError_t e = mg_launch_cooperative(kern, (unsigned)pl.grid, C::THREADS, C::SMEM_BYTES, s, prm);
     if (e != cudaSuccess)
-        return mg_set_error(MG_ERR_CUDA, "%s: the cooperative launch of %d CTAs (stream-K: a tile's owner waits for the "
-                            "CTAs that share its k-range, so all must be resident): %s", name, pl.grid,
+        return mg_set_error(MG_ERR_CUDA, "%s: the cooperative launch of %d CTAs (stream-K: a tile's owner waits for "
+                            "the CTAs that share its k-range, so all must be resident): %s", name, pl.grid,
                             cudaGetErrorString(e));
     return MG_OK;
 }

@@ -190,6 +190,32 @@ __device__ __forceinline__ void mg_store_out(float *out, int i, float v) { out[i
 __device__ __forceinline__ void mg_store_out(__nv_bfloat16 *out, int i, float v) { out[i] = __float2bfloat16_rn(v); }
 __device__ __forceinline__ void mg_store_out(float *out, int i, double v) { out[i] = (float)v; }
 __device__ __forceinline__ void mg_store_out(__nv_bfloat16 *out, int i, double v) { out[i] = __double2bfloat16(v); }
+/* cudaLaunchKernelEx's configuration for grid x block threads with smem bytes of dynamic shared memory on stream s and
+ * the one launch attribute *attr (the caller's, filled: it must outlive the launch). */
+static inline cudaLaunchConfig_t mg_launch_config_attr(unsigned grid, unsigned block, size_t smem, cudaStream_t s,
+                                                       cudaLaunchAttribute *attr) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(block);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cfg;
+}
+/* A cooperative launch of kern (grid x block threads, smem bytes of dynamic shared memory, stream s): the runtime
+ * starts every CTA at once or refuses the grid (cudaErrorCooperativeLaunchTooLarge and the like, returned here), so a
+ * kernel whose CTAs wait for other CTAs of the same launch never runs partly resident. Kernel 8's grid finish and
+ * kernels 4 / 6's stream-K launch through it; it is capturable (a graph's cooperative kernel node). */
+template <class... P, class... A>
+static inline cudaError_t mg_launch_cooperative(void (*kern)(P...), unsigned grid, unsigned block, size_t smem,
+                                                cudaStream_t s, A... args) {
+    cudaLaunchAttribute attr = {};
+    attr.id = cudaLaunchAttributeCooperative;
+    attr.val.cooperative = 1;
+    const cudaLaunchConfig_t cfg = mg_launch_config_attr(grid, block, smem, s, &attr);
+    return cudaLaunchKernelEx(&cfg, kern, args...);
+}
 /* The configuration of a cudaLaunchKernelEx launch: grid, block and stream, and the programmatic stream serialization
  * attribute (written to *attr, which must outlive the launch) when pdl is nonzero; whether a launch may use PDL is
  * mg_pdl_usable's to say. The finalize, the int8 layer's fallback and kernel 11 launch through it. */
