@@ -1398,6 +1398,23 @@ static void free_dev4(void *a, void *b, void *c, void *d) {
     MG_TEST_CUDA(cudaFree(d));
 }
 
+/* The plan's weights W, b set and its forward run eagerly from x into o (len elements, poisoned first): every output
+ * finite; then the same forward captured into a graph and replayed twice to the same bits (expect_graph_replays_equal).
+ * what: the case, for the messages. The graph tests of the launches that wait for other CTAs use it. */
+static void eager_finite_then_replays(mg_plan *plan, const void *x, const void *W, const void *b, void *o, size_t len,
+                                      mg_precision pr, cudaStream_t st, const char *what) {
+    MG_TEST_OK(mg_poison(o, len, pr, st));
+    MG_TEST_OK(mg_set_weights(plan, W, b, st));
+    MG_TEST_OK(mg_forward(plan, x, o, st));
+    MG_TEST_CUDA(cudaStreamSynchronize(st));
+    double *w = download_widened(o, len, pr);
+    size_t finite = 0;
+    for (size_t j = 0; j < len; j++) finite += isfinite(w[j]) != 0;
+    cr_expect_eq(finite, len, "%s: the eager output has %zu finite values of %zu", what, finite, len);
+    free(w);
+    expect_graph_replays_equal(plan, x, o, len, pr, 2, what);
+}
+
 /* Kernel 8's grid finish (max_dim 0, THE GRID FINISH in kernels/swapab_finish.cuh) through the public API: each CTA
  * finishing its own rows (M = 8, auto) and chunks after a grid barrier (M = 300: two x tiles, fuse=force), eager and
  * captured into a graph (the cooperative launch as a graph node) and replayed twice: the same bits every time, and the
@@ -1426,19 +1443,9 @@ Test(gpu_kernels, swapab_grid_finish_graph, .timeout = 300) {
             cr_expect(strstr(buf, own ? "finish fused (grid, own rows)" : "finish fused (grid)") != NULL,
                       "%s M = %d: %s", mg_precision_name((mg_precision)prec), m, buf);
             void *o = dmalloc(len * es);
-            MG_TEST_OK(mg_poison(o, len, (mg_precision)prec, st));
-            MG_TEST_OK(mg_set_weights(plan, W, b, st));
-            MG_TEST_OK(mg_forward(plan, x, o, st));
-            MG_TEST_CUDA(cudaStreamSynchronize(st));
-            double *w = download_widened(o, len, (mg_precision)prec);
-            size_t finite = 0;
-            for (size_t j = 0; j < len; j++) finite += isfinite(w[j]) != 0;
-            cr_expect_eq(finite, len, "%s M = %d: the eager output has %zu finite values of %zu",
-                         mg_precision_name((mg_precision)prec), m, finite, len);
-            free(w);
             char what[64];
             snprintf(what, sizeof what, "%s M = %d", mg_precision_name((mg_precision)prec), m);
-            expect_graph_replays_equal(plan, x, o, len, (mg_precision)prec, 2, what);
+            eager_finite_then_replays(plan, x, W, b, o, len, (mg_precision)prec, st, what);
             mg_plan_destroy(plan);
             free_dev4(x, W, b, o);
         }
@@ -1476,16 +1483,7 @@ Test(gpu_kernels, ws_streamk_graph, .timeout = 300) {
                 snprintf(what, sizeof what, "kernel %d %s max_dim %d M = %d", id, mg_precision_name(pr), dim, m);
                 cr_expect(strstr(buf, "stream-K") != NULL, "%s: the plan is not stream-K: %s", what, buf);
                 void *o = dmalloc(len * es);
-                MG_TEST_OK(mg_poison(o, len, pr, st));
-                MG_TEST_OK(mg_set_weights(plan, W, b, st));
-                MG_TEST_OK(mg_forward(plan, x, o, st));
-                MG_TEST_CUDA(cudaStreamSynchronize(st));
-                double *w = download_widened(o, len, pr);
-                size_t finite = 0;
-                for (size_t j = 0; j < len; j++) finite += isfinite(w[j]) != 0;
-                cr_expect_eq(finite, len, "%s: the eager output has %zu finite values of %zu", what, finite, len);
-                free(w);
-                expect_graph_replays_equal(plan, x, o, len, pr, 2, what);
+                eager_finite_then_replays(plan, x, W, b, o, len, pr, st, what);
                 mg_plan_destroy(plan);
                 free_dev4(x, W, b, o);
                 ran++;
