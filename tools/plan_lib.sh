@@ -18,6 +18,10 @@
 #                                       into TOOL_TAG.log, one step per tool
 #   plan_python LIB TAG SECONDS [ARGS]  python/check_model.py (the source tree's maxgemm_torch) against bundle/bin/LIB
 #                                       (libmaxgemm.so: main's), into TAG.log and TAG.json
+#   plan_check V TABLE SECONDS          variant V's (A: main's) whole check, one step each: gpu_api, gpu_dispatch and
+#                                       gpu_shortcut, check_model.py --quick, every other gpu_* suite of test_V's
+#                                       own --list (SECONDS each), synccheck / racecheck on the slots test, and
+#                                       bench_V over bench/matrix.txt with dispatch TABLE into h200_V.csv
 # The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
 
 plan_init() {
@@ -84,4 +88,22 @@ plan_sanitize() {
         rc=$?
         plan_step "$tool $tag ($bin '$filter') rc $rc"
     done
+}
+
+plan_check() {
+    local v=$1 table=$2 secs=$3 tb=test_$1 bb=bench_$1 first rest s
+    [ "$v" != A ] || { tb=test_maxgemm; bb=maxgemm_bench; }
+    # Ordered so that a call cut short (a machine lent late may leave ~3 minutes) still returns the suites that guard
+    # the public API, the dispatch table and the short-circuit first, then the binding, then every other suite, the
+    # sanitizers, the benchmark. One suite per step, so each finished suite is packed; the suites are the binary's own
+    # list (none missed).
+    first="gpu_api gpu_dispatch gpu_shortcut"
+    rest=$(bundle/bin/$tb --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $first)")
+    for s in $first; do plan_suite $tb "$s/*" ${s}_$v 90 --verbose; done
+    plan_python libmaxgemm.so check_model 120 --quick   # main's library and binding
+    [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"
+    for s in $rest; do plan_suite $tb "$s/*" ${s}_$v "$secs" --verbose; done
+    plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
+    timeout 150 bundle/bin/$bb --dispatch "$table" --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
+    plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
 }

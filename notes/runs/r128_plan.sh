@@ -56,22 +56,11 @@ ab)
     ;;
 check)
     v=${3:?check needs the variant: K, H, KH or A (main)}
-    table=${4:-tile_configs/dispatch/h200.tsv}   # Y won too: notes/runs/r128_dispatch_y.tsv
-    tb=test_$v bb=bench_$v
-    [ $v != A ] || { tb=test_maxgemm; bb=maxgemm_bench; }
-    # Ordered so that a call cut short (session 28 got no machine in 18 tries; a late one may have ~3 minutes left)
-    # still returns what has never run on a GPU first: session 27's API checks (gpu_api), gpu_dispatch at max_dim 0,
-    # the tail-mode rebuild (gpu_shortcut), then the binding, then every other suite, the sanitizers, the benchmark.
-    # One suite per step, so each finished suite is packed; the suites are the binary's own list (none missed).
-    first="gpu_api gpu_dispatch gpu_shortcut"
-    rest=$(bundle/bin/$tb --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $first)")
-    for s in $first; do plan_suite $tb "$s/*" ${s}_$v 90 --verbose; done
-    plan_python libmaxgemm.so check_model 120 --quick   # main's library and binding (session 27's changes)
-    [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"
-    for s in $rest; do plan_suite $tb "$s/*" ${s}_$v 300 --verbose; done   # gpu_kernels: ~250 s on an H100 (run 128)
-    plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
-    timeout 150 bundle/bin/$bb --dispatch $table --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
-    plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
+    # Ordered (tools/plan_lib.sh plan_check) so that a call cut short (session 28 got no machine in 18 tries) still
+    # returns what has never run on a GPU first: session 27's API checks (gpu_api), gpu_dispatch at max_dim 0, the
+    # tail-mode rebuild (gpu_shortcut), then the binding, the rest, the sanitizers, the benchmark. Run 128 ran it with
+    # 200 s per suite (gpu_kernels needed ~250 s on the H100: run 130 gives 300).
+    plan_check $v ${4:-tile_configs/dispatch/h200.tsv} 200   # Y won too: notes/runs/r128_dispatch_y.tsv as TABLE
     ;;
 *) echo "run128: mode ab or check V" >&2; exit 2 ;;
 esac
