@@ -598,7 +598,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         }
     }
     if (p.fused == MG_SAB_FUSE_GRID) {
-        grid_finish<C>(p, (int)threadIdx.x - 128, reinterpret_cast<double *>(red), gcol, zbar);   /* THE GRID FINISH */
+        grid_finish<C>(grid_args(p), (int)threadIdx.x - 128, reinterpret_cast<double *>(red), gcol, zbar);   /* THE GRID FINISH */
     } else if (p.fused == MG_SAB_FUSE_LAST) {
         /* THE FUSED FINISH of max_dim 0: this CTA's partial rows and atomics are visible GPU-wide before it counts
          * itself done: the consumers' barrier, then one thread's release, the done counter's atom.acq_rel.gpu
