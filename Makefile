@@ -208,11 +208,13 @@ dispatch-pick: $(BUILD)/maxgemm
 	python3 tools/dispatch_tune.py pick $(TUNE_CSV) --registry $(TUNE_DIR)/registry.csv --n $(TUNE_N) --k $(TUNE_K) \
 	  --out-dir $(DISPATCH_DIR) --command "make dispatch-pick TUNE_CSV=$(TUNE_CSV)"
 
-# plots/*.png from $(PLOT_CSV) only, then the README results table between its markers.
+# plots/*.png from $(PLOT_CSV) only, then the README results table between its markers (README= skips the table:
+# another GPU's plots, e.g. make plots PLOT_CSV=bench/results/h100.csv PLOT_DIR=plots/h100 README=).
 plots:
 	@test -f $(PLOT_CSV) || { echo "plots: $(PLOT_CSV) not found: run 'make bench' on an H200 (or PLOT_CSV=FILE)"; exit 1; }
+	@mkdir -p $(PLOT_DIR)
 	@for g in plots/*.gp; do echo "gnuplot $$g"; gnuplot -e "csv='$(PLOT_CSV)'; outdir='$(PLOT_DIR)'" $$g || exit 1; done
-	tools/readme_table.sh $(PLOT_CSV) $(README)
+	@if [ -n "$(README)" ]; then tools/readme_table.sh $(PLOT_CSV) $(README); fi
 
 # Nsight Compute on one forward of kernel KERNEL: the full report and a CSV of the metrics above, in $(NCU_DIR)
 # (default $(BUILD)/ncu; `make ncu NCU_DIR=DIR` elsewhere). A metric name that ncu does not know is left out of the

@@ -1,7 +1,8 @@
 # plots/roofline.gp: the roofline of the headline shape (M=1024, N=K=8192) -> plots/roofline.png.
 # Reads ONLY the benchmark CSV (csv, default bench/results/h200.csv; `make plots` passes it), through tools/csvsel.awk
 # and plots/plotdata.awk (columns by name). Ceilings: measured in the same run (rows named ceiling_*) drawn solid,
-# datasheet H200 figures (int8 1979 TOPS, bf16 989, tf32 495, fp32 67 TFLOP/s dense, 4.8 TB/s) dashed. One point per
+# datasheet figures (int8 1979 TOPS, bf16 989, tf32 495, fp32 67 TFLOP/s dense, the same on H100 and H200 SXM; 4.8 TB/s
+# on an H200, 3.35 on an H100, by the CSV's gpu column) dashed. One point per
 # explicit kernel and precision (max_dim 1, full compute; auto rows left out: they repeat a kernel's point). The
 # split-precision kernels are drawn where they run: 5, 6 (fp32 accuracy from three bf16 GEMMs) against the bf16 roof,
 # 9, 10 (three s8 products) against the int8 roof, each at 3 x the intensity and 3 x the rate of their fp32 problem
@@ -36,7 +37,7 @@ set key at first 14, first 38 left top Left reverse opaque box samplen 3 font ",
 set style textbox opaque noborder margins 1,0
 
 roof(x, peak, b) = (b * x < peak) ? b * x : peak
-DS_BW = 4.8
+DS_BW = strstrt(gpu, 'H100') > 0 ? 3.35 : 4.8
 set style line 1 lc rgb '#1f77b4' lw 2
 set style line 2 lc rgb '#2ca02c' lw 2
 set style line 3 lc rgb '#d62728' lw 2
@@ -52,7 +53,7 @@ split(s) = is(s, 'x3 bf16') || is(s, 'x3 int8')
 
 plot \
   roof(x, 1979, DS_BW) ls 7 title 'int8 datasheet 1979 TOPS', \
-  roof(x, 989, DS_BW) ls 4 title 'bf16 datasheet 989 TFLOP/s, 4.8 TB/s', \
+  roof(x, 989, DS_BW) ls 4 title sprintf('bf16 datasheet 989 TFLOP/s, %g TB/s', DS_BW), \
   roof(x, 495, DS_BW) ls 5 title 'tf32 datasheet 495', \
   roof(x, 67,  DS_BW) ls 6 title 'fp32 datasheet 67', \
   (ok(cbf) && ok(bw) ? roof(x, cbf, bw) : 1/0) ls 1 title sprintf('bf16 cuBLAS measured %.0f, copy %.2f TB/s', cbf, bw), \
