@@ -61,14 +61,16 @@
  * (M = 4-8 36.6-36.9 us against the 31.5 us W floor) and 39.6-40.6 us md0 (1.08-1.18x over both), M = 128 as
  * 2 x n64 1.15-1.19x, M = 256 1.034-1.062x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768
  * 1.06-1.11x; tf32 M = 1-768 1.048-1.49x (notes/18_small_m.md "Session 29"; run 126 on another H200 had M <= 64 at
- * 35.4-37.4 / 38.4-40.4 us). W in panels: +3.5% on the W-stream rows
+ * 35.4-37.4 / 38.4-40.4 us; on an H100, run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us,
+ * 1.14-1.19x, against a 44.3 us W floor). W in panels: +3.5% on the W-stream rows
  * (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before
  * the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2
  * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101); max_dim 1's start ticket (no
  * arrival, no last CTA) with the producer on the uniform datapath but at n8: +2.7% geomean on bf16 max_dim 1's
  * M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B); max_dim 0's tagged slots: +1.7 to +3.5% at M = 1-8
  * (run 116), the own slot from the register +1 to +3% at M <= 16 (run 118), the grid finish by default at mid M 0-6%
- * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116).
+ * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's parameters by value
+ * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200).
  */
 #include <cuda_runtime.h>
 
