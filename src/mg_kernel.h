@@ -191,12 +191,13 @@ __device__ __forceinline__ void mg_store_out(__nv_bfloat16 *out, int i, float v)
 __device__ __forceinline__ void mg_store_out(float *out, int i, double v) { out[i] = (float)v; }
 __device__ __forceinline__ void mg_store_out(__nv_bfloat16 *out, int i, double v) { out[i] = __double2bfloat16(v); }
 /* cudaLaunchKernelEx's configuration for grid x block threads with smem bytes of dynamic shared memory on stream s and
- * the one launch attribute *attr (the caller's, filled: it must outlive the launch). */
-static inline cudaLaunchConfig_t mg_launch_config_attr(unsigned grid, unsigned block, size_t smem, cudaStream_t s,
+ * the one launch attribute *attr (the caller's, filled: it must outlive the launch). Every cudaLaunchKernelEx of the
+ * library is configured here (mg_launch_cooperative, mg_launch_config, kernel 8's cluster launch). */
+static inline cudaLaunchConfig_t mg_launch_config_attr(dim3 grid, dim3 block, size_t smem, cudaStream_t s,
                                                        cudaLaunchAttribute *attr) {
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(block);
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cfg.attrs = attr;
@@ -224,11 +225,7 @@ static inline void mg_launch_config(cudaLaunchConfig_t *cfg, cudaLaunchAttribute
     *attr = cudaLaunchAttribute{};
     attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr->val.programmaticStreamSerializationAllowed = 1;
-    *cfg = cudaLaunchConfig_t{};
-    cfg->gridDim = grid;
-    cfg->blockDim = block;
-    cfg->stream = stream;
-    cfg->attrs = attr;
+    *cfg = mg_launch_config_attr(grid, block, 0, stream, attr);
     cfg->numAttrs = pdl ? 1 : 0;
 }
 #endif
