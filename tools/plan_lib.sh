@@ -21,7 +21,8 @@
 #   plan_check V TABLE SECONDS          variant V's (A: main's) whole check, one step each: gpu_api, gpu_dispatch and
 #                                       gpu_shortcut, check_model.py --quick, every other gpu_* suite of test_V's
 #                                       own --list (SECONDS each), synccheck / racecheck on the slots test, and
-#                                       bench_V over bench/matrix.txt with dispatch TABLE into h200_V.csv
+#                                       bench_V over bench/matrix.txt with dispatch TABLE into GPU_V.csv (GPU:
+#                                       PLAN_GPU, the name plan_init read, e.g. nvidia_h200_K.csv)
 # The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
 
 plan_init() {
@@ -33,6 +34,10 @@ plan_init() {
     PLAN_T0=$(date +%s)
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
         > "$O/gpu.txt" 2>&1
+    # the GPU's name as a file-name word (nvidia_h200, nvidia_h100_80gb_hbm3): the device lends either kind, so the
+    # benchmark CSVs are named by the GPU that ran them
+    PLAN_GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr 'A-Z ' 'a-z_')
+    PLAN_GPU=${PLAN_GPU:-nogpu}
 }
 
 plan_el() { echo $(( $(date +%s) - PLAN_T0 )); }
@@ -104,6 +109,7 @@ plan_check() {
     [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"
     for s in $rest; do plan_suite $tb "$s/*" ${s}_$v "$secs" --verbose; done
     plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
-    timeout 150 bundle/bin/$bb --dispatch "$table" --matrix bench/matrix.txt --csv $O/h200_$v.csv > $O/bench_$v.log 2>&1
-    plan_step "bench $v ($table) rc $? rows $(wc -l < $O/h200_$v.csv 2>/dev/null)"
+    timeout 150 bundle/bin/$bb --dispatch "$table" --matrix bench/matrix.txt --csv $O/${PLAN_GPU}_$v.csv \
+        > $O/bench_$v.log 2>&1
+    plan_step "bench $v ($table, $PLAN_GPU) rc $? rows $(wc -l < $O/${PLAN_GPU}_$v.csv 2>/dev/null)"
 }

@@ -6,6 +6,5 @@
 #   tar xJf bundle/pack.tar.xz && bash bundle/run132.sh $OUT        (carry ["bundle"], timeout 400; ~130 s)
 . bundle/plan_lib.sh; plan_init "$1" r132
 for s in gpu_dispatch gpu_api; do plan_suite test_maxgemm "$s/*" $s 90 --verbose; done
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z ' 'a-z_')
-timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$gpu.csv > $O/bench.log 2>&1
-plan_step "bench ($gpu, compiled-in tables) rc $? rows $(wc -l < $O/bench_$gpu.csv 2>/dev/null)"
+timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
+plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
