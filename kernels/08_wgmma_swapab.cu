@@ -57,11 +57,11 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 129, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 36.6-38.0 us md1
- * (M = 4-8 36.6-36.9 us against the 31.5 us W floor) and 39.6-40.6 us md0 (1.08-1.18x over both), M = 128 as
- * 2 x n64 1.15-1.19x, M = 256 1.034-1.062x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768
- * 1.06-1.11x; tf32 M = 1-768 1.048-1.49x (notes/18_small_m.md "Session 29"; run 126 on another H200 had M <= 64 at
- * 35.4-37.4 / 38.4-40.4 us; on an H100, run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us,
+ * measured (H200, run 134, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.6-37.2 us md1
+ * (M = 4-8 35.6-35.7 us against the 31.4 us W floor) and 38.8-40.1 us md0 (1.11-1.22x over both), M = 128 as
+ * 2 x n64 1.14-1.22x, M = 256 1.019-1.040x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768
+ * 1.05-1.10x; tf32 M = 1-768 1.042-1.52x (notes/18_small_m.md "Session 31"; run 129 on another H200 had M <= 64 at
+ * 36.6-38.0 / 39.6-40.6 us; on an H100, run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us,
  * 1.14-1.19x, against a 44.3 us W floor). W in panels: +3.5% on the W-stream rows
  * (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before
  * the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2

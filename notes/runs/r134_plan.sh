@@ -6,7 +6,7 @@
 #     the slots test: the first GPU run of 2ce2db4's launch code (~300 s)
 #   tools/pack_bundle.sh notes/runs/r134_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run134.sh $OUT bench     (carry ["bundle"], timeout 400)
-#   tar xJf bundle/pack.tar.xz && bash bundle/run134.sh $OUT check     (carry ["bundle"], timeout 500)
+#   tar xJf bundle/pack.tar.xz && bash bundle/run134.sh $OUT check     (carry ["bundle"], timeout 600)
 . bundle/plan_lib.sh; plan_init "$1" r134_$2
 first="gpu_api gpu_dispatch gpu_shortcut"
 if [ "$2" = bench ]; then
@@ -16,6 +16,7 @@ if [ "$2" = bench ]; then
 else
     plan_python libmaxgemm.so check_model 120 --quick
     rest=$(bundle/bin/test_maxgemm --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $first)")
-    for s in $rest; do plan_suite test_maxgemm "$s/*" $s 150 --verbose; done
+    # 300 s a suite: gpu_kernels takes ~230 s (run 134 gave it 150 and finished its last three tests in two more calls)
+    for s in $rest; do plan_suite test_maxgemm "$s/*" $s 300 --verbose; done
     plan_sanitize test_maxgemm 'gpu_kernels/swapab_md0_slots' slots 40 synccheck racecheck
 fi
