@@ -147,6 +147,12 @@ $(BUILD)/probe_l2: tools/probe_l2.cu $(BUILD)/libmaxgemm.so $(BUILD)/obj/bench/b
 	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ibench -o $@ $< $(BUILD)/obj/bench/bare_write.cu.o -L$(BUILD) -lmaxgemm \
 	  -Xlinker -rpath,'$$ORIGIN'
 
+# tools/probe_start.cu: a W stream's fixed cost piece by piece (ld, bulk-copy ring, kernel 8's CTA shape and
+# setmaxnreg; notes/18_small_m.md "Session 31")
+$(BUILD)/probe_start: tools/probe_start.cu $(BUILD)/libmaxgemm.so
+	@mkdir -p $(BUILD)
+	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ikernels -o $@ $< -L$(BUILD) -lmaxgemm -Xlinker -rpath,'$$ORIGIN'
+
 # ---- benchmark, plots, profiling: `make bench`, `make plots`, `make ncu KERNEL=N`, `make sass KERNEL=N` ----------
 # The commit recorded in every CSV row; override with `make bench MG_GIT_COMMIT=...` where there is no .git.
 MG_GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell [ -n "$$(git status --porcelain 2>/dev/null | head -1)" ] && echo -dirty)

@@ -1,0 +1,215 @@
+/* tools/probe_start.cu: what a W stream's launch costs before and around its bytes, piece by piece.
+ *
+ * Kernel 8 at bf16 M <= 64 is a 134 MB W stream (notes/18_small_m.md): a bare flat read of those bytes takes
+ * 33.6 us event timed on an H200 (3.6 us fixed + 4.47 TB/s, tools/probe_l2.cu), the forward ~2 us more, and its
+ * per-CTA timelines put ~1 us between a CTA's start and its first TMA issue. Runs 135 and 139 ruled out the L2
+ * flush's carveout and instruction fetch. This probe reads the same bytes (each of G = 128 CTAs one contiguous slab,
+ * as kernel 8's 128 W tiles) with kernels that add kernel 8's pieces one at a time, event timed with the
+ * benchmark's cold L2 (the library's read flush before every sample, the hold kernel ahead of each batch), at
+ * several sizes, so that each variant's fixed cost (the intercept) and rate (the slope) separate:
+ *   ld        128 CTAs x 256 threads, ld.global.nc 16 B, 8 loads in flight per thread, no shared memory
+ *   flat      the grid-stride bare read of tools/probe_l2 (SMs x 8 blocks of 256): the reference
+ *   bulk      128 CTAs x 64 threads: one thread issues 1-D bulk copies (cp.async.bulk, 16 KiB per stage, an
+ *             mbarrier ring of 12 stages in 192 KiB of dynamic shared memory), one thread waits on the stages and
+ *             releases them: the TMA ring without tensor maps or compute
+ *   bulk384   bulk in a 384-thread CTA (three warpgroups: producer, two idle consumer warpgroups that wait at the
+ *             end), kernel 8's shape
+ *   bulk384r  bulk384 with kernel 8's setmaxnreg (producer 40, consumers 232) after the CTA barrier
+ * Build: `make build/probe_start` (or BUILD=...). Output: one CSV line per case: variant,bytes,median_us,GBps,
+ * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
+ * Run on a GPU: `build/probe_start > probe_start.csv` (~20 s). */
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "gpu_util.h"
+#include "hopper.cuh"
+#include "maxgemm.h"
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+constexpr int kG = 128;               /* CTAs: kernel 8's 128 W tiles at N = 8192 */
+constexpr int kStage = 16384;         /* bytes per bulk copy (kernel 8's n8 stage: 64 W rows x 128 bf16) */
+constexpr int kStages = 12;           /* kernel 8's n8 ring depth */
+constexpr int kSmem = kStage * kStages + 1024;
+
+__device__ __forceinline__ uint32_t fold(uint32_t a, uint4 q) { return a ^ q.x ^ q.y ^ q.z ^ q.w; }
+
+/* ld: CTA b reads its slab [b * slab, (b + 1) * slab) with 8 loads in flight per thread */
+__global__ void __launch_bounds__(256) ld_kernel(const uint4 *x, int64_t slab16, uint32_t *out) {
+    const uint4 *p = x + (int64_t)blockIdx.x * slab16;
+    uint32_t a = 0;
+    int64_t i = threadIdx.x;
+    for (; i + 7 * 256 < slab16; i += 8 * 256) {
+        uint4 q[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) q[j] = __ldg(p + i + j * 256);
+#pragma unroll
+        for (int j = 0; j < 8; j++) a = fold(a, q[j]);
+    }
+    for (; i < slab16; i += 256) a = fold(a, __ldg(p + i));
+    if (a == 0x9e3779b9u && threadIdx.x == 1024) out[0] = a;   /* never: keeps the loads */
+}
+
+/* flat: probe_l2's bare read (grid-stride, 4 loads in flight) */
+__global__ void __launch_bounds__(256, 8) flat_kernel(const uint4 *x, int64_t n16, uint32_t *out) {
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t a = 0;
+    for (; i + 3 * stride < n16; i += 4 * stride)
+        a = fold(fold(fold(fold(a, __ldg(x + i)), __ldg(x + i + stride)), __ldg(x + i + 2 * stride)),
+                 __ldg(x + i + 3 * stride));
+    for (; i < n16; i += stride) a = fold(a, __ldg(x + i));
+    if (a == 0x9e3779b9u && threadIdx.x == 1024) out[0] = a;
+}
+
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     mg_smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(mg_smem_u32(bar))
+                 : "memory");
+}
+
+/* bulk / bulk384 / bulk384r: thread 0 streams the slab through the ring, thread 32 consumes (waits, releases) */
+template <int THREADS, bool REGS>
+__global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out) {
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    __shared__ uint64_t full[kStages], empty[kStages];
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; s++) {
+            mg_mbar_init(&full[s], 1);
+            mg_mbar_init(&empty[s], 1);
+        }
+        mg_fence_mbarrier_init();
+    }
+    __syncthreads();
+    const int wg = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+    if constexpr (REGS) {
+        if (wg == 0) mg_setmaxnreg_dec<40>();
+        else mg_setmaxnreg_inc<232>();
+    }
+    const uint8_t *p = x + (int64_t)blockIdx.x * slab;
+    const int n = (int)(slab / kStage);
+    if (threadIdx.x == 0) {
+        for (int it = 0; it < n; it++) {
+            const int st = it % kStages, use = it / kStages;
+            if (use > 0) mg_mbar_wait(&empty[st], (use - 1) & 1);
+            mg_mbar_arrive_expect_tx(&full[st], kStage);
+            bulk_load(ring + st * kStage, p + (int64_t)it * kStage, kStage, &full[st]);
+        }
+    } else if (threadIdx.x == 32) {
+        uint32_t a = 0;
+        for (int it = 0; it < n; it++) {
+            const int st = it % kStages;
+            mg_mbar_wait(&full[st], (it / kStages) & 1);
+            a ^= *reinterpret_cast<const uint32_t *>(ring + st * kStage);
+            mg_mbar_arrive(&empty[st]);
+        }
+        if (a == 0x9e3779b9u) out[0] = a;
+    }
+    if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
+}
+
+static volatile unsigned *g_release;
+static unsigned *g_release_dev;
+static const void *g_flush;
+static size_t g_flush_bytes;
+static int g_sms;
+static uint32_t *g_sink;
+
+template <typename F>
+static double time_us(F launch, int reps) {
+    std::vector<cudaEvent_t> ev(2 * (reps + 3));
+    for (auto &e : ev) CK(cudaEventCreate(&e));
+    if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) exit(1);
+    launch();
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    g_release[0] = g_release[1] = 0u;
+    __sync_synchronize();
+    if (mg_gpu_hold(g_release_dev, g_release_dev + 1, 50000000ull, 0) != MG_OK) exit(1);
+    for (int r = 0; r < reps + 3; r++) {
+        if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) exit(1);
+        CK(cudaEventRecord(ev[2 * r]));
+        launch();
+        CK(cudaEventRecord(ev[2 * r + 1]));
+    }
+    __sync_synchronize();
+    g_release[0] = 1u;
+    CK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    if (g_release[1]) fprintf(stderr, "warning: the hold timed out: these samples may include host latency\n");
+    std::vector<float> t;
+    for (int r = 3; r < reps + 3; r++) {
+        float ms;
+        CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
+        t.push_back(ms * 1000.f);
+    }
+    for (auto &e : ev) CK(cudaEventDestroy(e));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+int main() {
+    CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    fprintf(stderr, "%s, %d SMs\n", prop.name, g_sms);
+    const int64_t kMax = 128ll << 20, kFlush = 256ll << 20;
+    uint8_t *x;
+    void *f;
+    CK(cudaMalloc(&x, kMax));
+    CK(cudaMalloc(&f, kFlush));
+    CK(cudaMalloc(&g_sink, 1 << 20));
+    CK(cudaMemset(x, 0x3c, kMax));
+    CK(cudaMemset(f, 0x11, kFlush));
+    g_flush = f;
+    g_flush_bytes = (size_t)kFlush;
+    {
+        void *h = nullptr, *d = nullptr;
+        CK(cudaHostAlloc(&h, 2 * sizeof(unsigned), cudaHostAllocMapped));
+        CK(cudaHostGetDevicePointer(&d, h, 0));
+        g_release = (volatile unsigned *)h;
+        g_release_dev = (unsigned *)d;
+    }
+    CK(cudaFuncSetAttribute(bulk_kernel<64, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<384, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<384, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    const int reps = 30;
+    const int mib[] = {8, 16, 32, 64, 128};
+    const char *names[] = {"ld", "flat", "bulk", "bulk384", "bulk384r"};
+    printf("variant,bytes,median_us,GBps\n");
+    for (int v = 0; v < 5; v++) {
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (int mb : mib) {
+            const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
+            double us = 0;
+            switch (v) {
+            case 0: us = time_us([&] { ld_kernel<<<kG, 256>>>((const uint4 *)x, slab / 16, g_sink); }, reps); break;
+            case 1: us = time_us([&] { flat_kernel<<<g_sms * 8, 256>>>((const uint4 *)x, bytes / 16, g_sink); }, reps); break;
+            case 2: us = time_us([&] { bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink); }, reps); break;
+            case 3: us = time_us([&] { bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink); }, reps); break;
+            case 4: us = time_us([&] { bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink); }, reps); break;
+            }
+            printf("%s,%lld,%.2f,%.0f\n", names[v], (long long)bytes, us, bytes / us / 1e3);
+            fflush(stdout);
+            const double mbytes = bytes / 1e6;
+            sx += mbytes; sy += us; sxx += mbytes * mbytes; sxy += mbytes * us;
+        }
+        const double n = sizeof mib / sizeof mib[0], slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        printf("# %s: fixed %.2f us, rate %.2f TB/s\n", names[v], (sy - slope * sx) / n, 1.0 / slope);   /* us per MB */
+    }
+    CK(cudaDeviceSynchronize());
+    return 0;
+}
