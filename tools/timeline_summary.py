@@ -10,6 +10,9 @@ CLI prints, per CTA of each launch:
   TS blk entry barrier sum_start shuffle_done sum_done   (r127's: grid_finish's entry, after its first barrier,
                                                           consumers_sum's start, after its shuffle tree, after its
                                                           barrier; notes/runs/r127_exp_finish_stamps.diff)
+  TL2 blk start kloop_end epilogue_end mu_known end      (r144's light timeline, notes/runs/r144_exp_light_timeline.diff:
+                                                          no printf in the kernel; the CLI prints the latest launch's
+                                                          stamps once per run, so each file holds one launch)
 Times are in us from the launch's first CTA start.
 
 usage: tools/timeline_summary.py [--ctas N] FILE...
@@ -19,7 +22,7 @@ import statistics as st
 
 
 def parse(path):
-    rows = {"TL": [], "TP": [], "TF": [], "TS": []}
+    rows = {"TL": [], "TP": [], "TF": [], "TS": [], "TL2": []}
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -42,6 +45,14 @@ def main():
         rows = parse(path)
         print(path)
         tl, tp, tf, ts = rows["TL"], rows["TP"], rows["TF"], rows["TS"]
+        if rows["TL2"]:   # one launch: the span and the last CTA's marks, from the first CTA's start
+            b = rows["TL2"]
+            t0 = min(r[1] for r in b)
+            us = lambda v: (v - t0) / 1e3
+            mu = [us(r[4]) for r in b if r[4]]
+            print(f"  TL2 {len(b)} CTAs: starts {span([us(r[1]) for r in b])}  k-loop end {span([us(r[2]) for r in b])}"
+                  f"  epilogues end {span([us(r[3]) for r in b])}" + (f"  mu known {span(mu)}" if mu else "")
+                  + f"  ends {span([us(r[5]) for r in b])}  span {max(us(r[5]) for r in b):.2f}")
         for i in range(1, len(tl) // n):
             blk = tl[i * n:(i + 1) * n]
             t0 = min(r[2] for r in blk)
