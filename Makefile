@@ -132,8 +132,8 @@ clean:
 # non-system shared libraries they load (Criterion and its dependencies), beside a run script. CUDA's own
 # libraries (cudart, cuBLAS) and glibc are left out: the GPU host has its own.
 BUNDLE_BINS := $(BUILD)/maxgemm $(BUILD)/test_maxgemm $(BUILD)/libmaxgemm.so $(wildcard $(BUILD)/maxgemm_bench) \
-               $(wildcard $(BUILD)/maxgemm_soak) $(BUILD)/probe_l2
-bundle: all $(BUILD)/probe_l2
+               $(wildcard $(BUILD)/maxgemm_soak) $(BUILD)/probe_l2 $(BUILD)/probe_start
+bundle: all $(BUILD)/probe_l2 $(BUILD)/probe_start
 	rm -rf bundle && mkdir -p bundle/bin bundle/lib
 	cp $(BUNDLE_BINS) bundle/bin/
 	for f in $(BUNDLE_BINS); do ldd $$f; done | awk '/=> \// {print $$3}' | sort -u | \

@@ -6,7 +6,7 @@
 #                                 (notes/runs/*.diff, patch -p1), built by tools/variant_build.sh
 # This builds them all and packs bundle/pack.tar.xz (the only thing left under bundle/, so that it travels within the
 # device tool's carry limit), holding bundle/bin (main's maxgemm, maxgemm_bench, test_maxgemm, libmaxgemm.so, soak,
-# probe_l2 as `make bundle` puts them, then every BIN line's binary, stripped), bundle/lib (Criterion and the other
+# probe_l2, probe_start as `make bundle` puts them, then every BIN line's binary, stripped), bundle/lib (Criterion and the other
 # non-system libraries), bundle/runNNN.sh (the plan) and bundle/plan_lib.sh (tools/plan_lib.sh: the steps plans
 # share). The device command is then the one the plan's header gives:
 #   tar xJf bundle/pack.tar.xz && bash bundle/runNNN.sh $OUT        (carry ["bundle"])
@@ -54,7 +54,7 @@ for diff in "${!want_tests[@]}"; do
 done
 [ $bad -eq 0 ] || exit 1
 # main's binaries, as `make bundle` lays them out
-make -j"${JOBS:-$(nproc)}" BUILD="$seed" all "$seed/test_maxgemm" "$seed/probe_l2" > /tmp/pack_bundle_main.log 2>&1 || {
+make -j"${JOBS:-$(nproc)}" BUILD="$seed" all "$seed/test_maxgemm" "$seed/probe_l2" "$seed/probe_start" > /tmp/pack_bundle_main.log 2>&1 || {
     tail -n 30 /tmp/pack_bundle_main.log >&2; echo "pack_bundle: main's build failed" >&2; exit 1; }
 
 declare -A vdir
