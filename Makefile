@@ -142,14 +142,14 @@ bundle: all $(BUILD)/probe_l2 $(BUILD)/probe_start
 	@echo "bundle/: $$(ls bundle/bin | tr '\n' ' ')| libs: $$(ls bundle/lib | tr '\n' ' ')"
 
 # tools/probe_l2.cu: read-stream and L2-residency probe behind the short-circuit's classify (notes/shortcut.md)
-$(BUILD)/probe_l2: tools/probe_l2.cu $(BUILD)/libmaxgemm.so $(BUILD)/obj/bench/bare_write.cu.o
+$(BUILD)/probe_l2: tools/probe_l2.cu tools/probe_common.cuh $(BUILD)/libmaxgemm.so $(BUILD)/obj/bench/bare_write.cu.o
 	@mkdir -p $(BUILD)
 	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ibench -o $@ $< $(BUILD)/obj/bench/bare_write.cu.o -L$(BUILD) -lmaxgemm \
 	  -Xlinker -rpath,'$$ORIGIN'
 
 # tools/probe_start.cu: a W stream's fixed cost piece by piece (ld, bulk-copy ring, kernel 8's CTA shape and
 # setmaxnreg; notes/18_small_m.md "Session 31")
-$(BUILD)/probe_start: tools/probe_start.cu $(BUILD)/libmaxgemm.so
+$(BUILD)/probe_start: tools/probe_start.cu tools/probe_common.cuh $(BUILD)/libmaxgemm.so
 	@mkdir -p $(BUILD)
 	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ikernels -o $@ $< -L$(BUILD) -lmaxgemm -Xlinker -rpath,'$$ORIGIN'
 

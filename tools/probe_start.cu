@@ -8,35 +8,19 @@
  * benchmark's cold L2 (the library's read flush before every sample, the hold kernel ahead of each batch), at
  * several sizes, so that each variant's fixed cost (the intercept) and rate (the slope) separate:
  *   ld        128 CTAs x 256 threads, ld.global.nc 16 B, 8 loads in flight per thread, no shared memory
- *   flat      the grid-stride bare read of tools/probe_l2 (SMs x 8 blocks of 256): the reference
+ *   flat      tools/probe_l2's grid-stride bare read (its stream_kernel, SMs x 8 blocks of 256): the reference
  *   bulk      128 CTAs x 64 threads: one thread issues 1-D bulk copies (cp.async.bulk, 16 KiB per stage, an
  *             mbarrier ring of 12 stages in 192 KiB of dynamic shared memory), one thread waits on the stages and
  *             releases them: the TMA ring without tensor maps or compute
  *   bulk384   bulk in a 384-thread CTA (three warpgroups: producer, two idle consumer warpgroups that wait at the
  *             end), kernel 8's shape
  *   bulk384r  bulk384 with kernel 8's setmaxnreg (producer 40, consumers 232) after the CTA barrier
- * Build: `make build/probe_start` (or BUILD=...). Output: one CSV line per case: variant,bytes,median_us,GBps,
+ * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
+ * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
  * Run on a GPU: `build/probe_start > probe_start.csv` (~20 s). */
-#include <cuda_runtime.h>
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include "gpu_util.h"
 #include "hopper.cuh"
-#include "maxgemm.h"
-
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "probe_common.cuh"
 
 constexpr int kG = 128;               /* CTAs: kernel 8's 128 W tiles at N = 8192 */
 constexpr int kStage = 16384;         /* bytes per bulk copy (kernel 8's n8 stage: 64 W rows x 128 bf16) */
@@ -59,18 +43,6 @@ __global__ void __launch_bounds__(256) ld_kernel(const uint4 *x, int64_t slab16,
     }
     for (; i < slab16; i += 256) a = fold(a, __ldg(p + i));
     if (a == 0x9e3779b9u && threadIdx.x == 1024) out[0] = a;   /* never: keeps the loads */
-}
-
-/* flat: probe_l2's bare read (grid-stride, 4 loads in flight) */
-__global__ void __launch_bounds__(256, 8) flat_kernel(const uint4 *x, int64_t n16, uint32_t *out) {
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t a = 0;
-    for (; i + 3 * stride < n16; i += 4 * stride)
-        a = fold(fold(fold(fold(a, __ldg(x + i)), __ldg(x + i + stride)), __ldg(x + i + 2 * stride)),
-                 __ldg(x + i + 3 * stride));
-    for (; i < n16; i += stride) a = fold(a, __ldg(x + i));
-    if (a == 0x9e3779b9u && threadIdx.x == 1024) out[0] = a;
 }
 
 __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
@@ -121,68 +93,15 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
 }
 
-static volatile unsigned *g_release;
-static unsigned *g_release_dev;
-static const void *g_flush;
-static size_t g_flush_bytes;
-static int g_sms;
-static uint32_t *g_sink;
-
-template <typename F>
-static double time_us(F launch, int reps) {
-    std::vector<cudaEvent_t> ev(2 * (reps + 3));
-    for (auto &e : ev) CK(cudaEventCreate(&e));
-    if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) exit(1);
-    launch();
-    CK(cudaDeviceSynchronize());
-    CK(cudaGetLastError());
-    g_release[0] = g_release[1] = 0u;
-    __sync_synchronize();
-    if (mg_gpu_hold(g_release_dev, g_release_dev + 1, 50000000ull, 0) != MG_OK) exit(1);
-    for (int r = 0; r < reps + 3; r++) {
-        if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) exit(1);
-        CK(cudaEventRecord(ev[2 * r]));
-        launch();
-        CK(cudaEventRecord(ev[2 * r + 1]));
-    }
-    __sync_synchronize();
-    g_release[0] = 1u;
-    CK(cudaDeviceSynchronize());
-    CK(cudaGetLastError());
-    if (g_release[1]) fprintf(stderr, "warning: the hold timed out: these samples may include host latency\n");
-    std::vector<float> t;
-    for (int r = 3; r < reps + 3; r++) {
-        float ms;
-        CK(cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]));
-        t.push_back(ms * 1000.f);
-    }
-    for (auto &e : ev) CK(cudaEventDestroy(e));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
 int main() {
-    CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, 0));
+    const int64_t kMax = 128ll << 20, kFlush = 256ll << 20;
+    probe_init((size_t)kFlush);
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     fprintf(stderr, "%s, %d SMs\n", prop.name, g_sms);
-    const int64_t kMax = 128ll << 20, kFlush = 256ll << 20;
     uint8_t *x;
-    void *f;
     CK(cudaMalloc(&x, kMax));
-    CK(cudaMalloc(&f, kFlush));
-    CK(cudaMalloc(&g_sink, 1 << 20));
     CK(cudaMemset(x, 0x3c, kMax));
-    CK(cudaMemset(f, 0x11, kFlush));
-    g_flush = f;
-    g_flush_bytes = (size_t)kFlush;
-    {
-        void *h = nullptr, *d = nullptr;
-        CK(cudaHostAlloc(&h, 2 * sizeof(unsigned), cudaHostAllocMapped));
-        CK(cudaHostGetDevicePointer(&d, h, 0));
-        g_release = (volatile unsigned *)h;
-        g_release_dev = (unsigned *)d;
-    }
     CK(cudaFuncSetAttribute(bulk_kernel<64, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
@@ -196,11 +115,11 @@ int main() {
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
             double us = 0;
             switch (v) {
-            case 0: us = time_us([&] { ld_kernel<<<kG, 256>>>((const uint4 *)x, slab / 16, g_sink); }, reps); break;
-            case 1: us = time_us([&] { flat_kernel<<<g_sms * 8, 256>>>((const uint4 *)x, bytes / 16, g_sink); }, reps); break;
-            case 2: us = time_us([&] { bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink); }, reps); break;
-            case 3: us = time_us([&] { bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink); }, reps); break;
-            case 4: us = time_us([&] { bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink); }, reps); break;
+            case 0: us = time_us([&] { ld_kernel<<<kG, 256>>>((const uint4 *)x, slab / 16, g_sink); }, true, reps); break;
+            case 1: us = time_us([&] { stream_kernel<false><<<g_sms * 8, 256>>>((const uint4 *)x, bytes / 16, g_sink); }, true, reps); break;
+            case 2: us = time_us([&] { bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink); }, true, reps); break;
+            case 3: us = time_us([&] { bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink); }, true, reps); break;
+            case 4: us = time_us([&] { bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink); }, true, reps); break;
             }
             printf("%s,%lld,%.2f,%.0f\n", names[v], (long long)bytes, us, bytes / us / 1e3);
             fflush(stdout);
