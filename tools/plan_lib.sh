@@ -13,6 +13,10 @@
 #   plan_ab MATRIX STEP...              A/B rounds: STEP = V_i runs bench_V (A: main's maxgemm_bench) over MATRIX
 #                                       with the committed dispatch table (or V's), into ab_STEP.csv
 #                                       (tools/ab_variants.py reads them)
+#   plan_bench STEP BIN MATRIX SECONDS [ARGS]  bundle/bin/BIN (a maxgemm_bench) over MATRIX with ARGS into STEP.csv
+#                                       and STEP.log, one step (plan_ab's rounds and the plans' own A/Bs)
+#   plan_cli TAG BIN SECONDS [ARGS]     bundle/bin/BIN (a maxgemm CLI) `run ARGS` into TAG.txt, and TAG with the
+#                                       run's median into medians.txt (no step: a plan steps after a group)
 #   plan_suite BIN FILTER TAG SECONDS [ARGS]   Criterion suites (--jobs 1) matching FILTER into TAG.log
 #   plan_sanitize BIN FILTER TAG SECONDS TOOL...  compute-sanitizer TOOL (error exit 99) on BIN's FILTER tests,
 #                                       into TOOL_TAG.log, one step per tool
@@ -51,7 +55,7 @@ declare -gA PLAN_TABLE
 plan_table() { PLAN_TABLE[$1]=$2; }
 
 plan_ab() {
-    local matrix=$1 step v bin table rc
+    local matrix=$1 step v bin table
     shift
     for step in "$@"; do
         v=${step%_*}
@@ -60,10 +64,22 @@ plan_ab() {
         [ "$v" = A ] || [ -x "bundle/bin/bench_$v" ] || [ -n "${PLAN_TABLE[$v]:-}" ] ||
             { echo "ab $step: no bundle/bin/bench_$v and no plan_table $v" >> "$O/steps.txt"; continue; }
         table=${PLAN_TABLE[$v]:-tile_configs/dispatch/h200.tsv}
-        timeout 60 "$bin" --dispatch "$table" --matrix "$matrix" --csv "$O/ab_$step.csv" > "$O/ab_$step.log" 2>&1
-        rc=$?
-        plan_step "ab $step rc $rc"
+        plan_bench "ab_$step" "${bin#bundle/bin/}" "$matrix" 60 --dispatch "$table"
     done
+}
+
+plan_bench() {
+    local step=$1 bin=$2 matrix=$3 secs=$4
+    shift 4
+    timeout "$secs" "bundle/bin/$bin" --matrix "$matrix" --csv "$O/$step.csv" "$@" > "$O/$step.log" 2>&1
+    plan_step "$step ($bin $matrix $*) rc $?"
+}
+
+plan_cli() {
+    local tag=$1 bin=$2 secs=$3
+    shift 3
+    timeout "$secs" "bundle/bin/$bin" run "$@" > "$O/$tag.txt" 2>&1
+    echo "$tag $(grep -o 'median [0-9.]* ms' "$O/$tag.txt")" >> "$O/medians.txt"
 }
 
 plan_suite() {

@@ -9,16 +9,10 @@
 #   tools/pack_bundle.sh notes/runs/r135_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run135.sh $OUT        (carry ["bundle"], timeout 400; ~150 s)
 . bundle/plan_lib.sh; plan_init "$1" r135
-ab() {   # ab STEP BIN MATRIX [ARGS]
-    local step=$1 bin=$2 matrix=$3
-    shift 3
-    timeout 90 bundle/bin/$bin --matrix "$matrix" --csv "$O/$step.csv" "$@" > "$O/$step.log" 2>&1
-    plan_step "$step ($bin $matrix $*) rc $?"
-}
-ab ab_A_1 maxgemm_bench bench/matrix_bar.txt
-ab ab_CO_1 bench_CO bench/matrix_bar.txt
-ab ab_CO_2 bench_CO bench/matrix_bar.txt
-ab ab_A_2 maxgemm_bench bench/matrix_bar.txt
-ab nf_A maxgemm_bench bench/matrix_bar.txt --no-flush
-ab ws_A maxgemm_bench bench/matrix_wstream.txt
-ab ws_CO bench_CO bench/matrix_wstream.txt
+plan_bench ab_A_1 maxgemm_bench bench/matrix_bar.txt 90
+plan_bench ab_CO_1 bench_CO bench/matrix_bar.txt 90
+plan_bench ab_CO_2 bench_CO bench/matrix_bar.txt 90
+plan_bench ab_A_2 maxgemm_bench bench/matrix_bar.txt 90
+plan_bench nf_A maxgemm_bench bench/matrix_bar.txt 90 --no-flush
+plan_bench ws_A maxgemm_bench bench/matrix_wstream.txt 90
+plan_bench ws_CO bench_CO bench/matrix_wstream.txt 90

@@ -11,13 +11,7 @@
 #   tools/pack_bundle.sh notes/runs/r139_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run139.sh $OUT        (carry ["bundle"], timeout 300; ~20 s)
 . bundle/plan_lib.sh; plan_init "$1" r139
-ab() {   # ab STEP BIN MATRIX [ARGS]
-    local step=$1 bin=$2 matrix=$3
-    shift 3
-    timeout 90 bundle/bin/$bin --matrix "$matrix" --csv "$O/$step.csv" "$@" > "$O/$step.log" 2>&1
-    plan_step "$step ($bin $matrix $*) rc $?"
-}
-ab ab_A_1 maxgemm_bench bench/matrix_bar.txt
-ab ab_WARM_1 bench_WARM bench/matrix_bar.txt
-ab ab_WARM_2 bench_WARM bench/matrix_bar.txt
-ab ab_A_2 maxgemm_bench bench/matrix_bar.txt
+plan_bench ab_A_1 maxgemm_bench bench/matrix_bar.txt 90
+plan_bench ab_WARM_1 bench_WARM bench/matrix_bar.txt 90
+plan_bench ab_WARM_2 bench_WARM bench/matrix_bar.txt 90
+plan_bench ab_A_2 maxgemm_bench bench/matrix_bar.txt 90

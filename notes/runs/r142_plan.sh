@@ -13,12 +13,10 @@
 #   tar xJf bundle/pack.tar.xz && bash bundle/run142.sh $OUT        (carry ["bundle"], timeout 200; ~30 s)
 . bundle/plan_lib.sh; plan_init "$1" r142
 for step in A_1 E1_1 E2_1 E3_1 E3_2 E2_2 E1_2 A_2; do
-    v=${step%_*}; bin=bundle/bin/maxgemm; [ $v = A ] || bin=bundle/bin/cli_$v
+    v=${step%_*}; bin=maxgemm; [ $v = A ] || bin=cli_$v
     for m in 8 64; do for d in 0 1; do
         [ $d = 1 ] && [ $v != A ] && continue
-        timeout 30 $bin run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3 \
-            > $O/${step}_d${d}_m$m.txt 2>&1
-        echo "$step d$d m$m $(grep -o 'median [0-9.]* ms' $O/${step}_d${d}_m$m.txt)" >> $O/medians.txt
+        plan_cli ${step}_d${d}_m$m $bin 30 --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3
     done; done
     plan_step "$step"
 done

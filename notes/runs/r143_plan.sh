@@ -11,11 +11,9 @@
 #   tar xJf bundle/pack.tar.xz && bash bundle/run143.sh $OUT        (carry ["bundle"], timeout 200; ~25 s)
 . bundle/plan_lib.sh; plan_init "$1" r143
 for step in A_1 CP_1 CC_1 CC_2 CP_2 A_2; do
-    v=${step%_*}; bin=bundle/bin/maxgemm; [ $v = A ] || bin=bundle/bin/cli_$v
+    v=${step%_*}; bin=maxgemm; [ $v = A ] || bin=cli_$v
     for m in 8 64; do for d in 0 1; do
-        timeout 30 $bin run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3 \
-            > $O/${step}_d${d}_m$m.txt 2>&1
-        echo "$step d$d m$m $(grep -o 'median [0-9.]* ms' $O/${step}_d${d}_m$m.txt)" >> $O/medians.txt
+        plan_cli ${step}_d${d}_m$m $bin 30 --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3
     done; done
     plan_step "$step"
 done

@@ -19,20 +19,14 @@
 for i in 1 2; do
     timeout 60 bundle/bin/probe_start > $O/probe_start_$i.csv 2>&1
     plan_step "probe_start $i rc $?"
-    timeout 60 bundle/bin/maxgemm_bench --matrix bench/matrix_bar.txt --csv $O/bar_$i.csv > $O/bar_$i.log 2>&1
-    plan_step "bar $i rc $?"
+    plan_bench bar_$i maxgemm_bench bench/matrix_bar.txt 60
 done
 for i in 1 2 3; do
-    timeout 60 bundle/bin/maxgemm_bench --matrix bench/matrix_remeasure.txt --csv $O/remeasure_$i.csv \
-        > $O/remeasure_$i.log 2>&1
-    plan_step "remeasure $i rc $?"
+    plan_bench remeasure_$i maxgemm_bench bench/matrix_remeasure.txt 60
 done
 for m in 8 64; do for d in 0 1; do
-    for r in 1 2 3 4 5; do
-        timeout 30 bundle/bin/tl2 run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3 \
-            > $O/tl2_d${d}_m${m}_r$r.txt 2>&1
-    done
-    timeout 30 bundle/bin/maxgemm run --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3 \
-        > $O/main_d${d}_m$m.txt 2>&1
+    args="--kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3"
+    for r in 1 2 3 4 5; do plan_cli tl2_d${d}_m${m}_r$r tl2 30 $args; done
+    plan_cli main_d${d}_m$m maxgemm 30 $args
     plan_step "d$d m$m"
 done; done
