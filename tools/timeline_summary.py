@@ -45,7 +45,7 @@ def main():
         rows = parse(path)
         print(path)
         tl, tp, tf, ts = rows["TL"], rows["TP"], rows["TF"], rows["TS"]
-        if rows["TL2"]:   # one launch: the span and the last CTA's marks, from the first CTA's start
+        if rows["TL2"]:   # one launch: each mark's range over the CTAs and the span, from the first CTA's start
             b = rows["TL2"]
             t0 = min(r[1] for r in b)
             us = lambda v: (v - t0) / 1e3
