@@ -7,8 +7,8 @@
 # This builds them all and packs bundle/pack.tar.xz (the only thing left under bundle/, so that it travels within the
 # device tool's carry limit), holding bundle/bin (main's maxgemm, maxgemm_bench, test_maxgemm, libmaxgemm.so, soak,
 # probe_l2, probe_start as `make bundle` puts them, then every BIN line's binary, stripped), bundle/lib (Criterion
-# and the other non-system libraries), bundle/runNNN.sh (the plan) and bundle/plan_lib.sh (tools/plan_lib.sh: the steps plans
-# share). The device command is then the one the plan's header gives:
+# and the other non-system libraries), bundle/runNNN.sh (the plan) and bundle/plan_lib.sh (tools/plan_lib.sh: the
+# steps plans share). The device command is then the one the plan's header gives:
 #   tar xJf bundle/pack.tar.xz && bash bundle/runNNN.sh $OUT        (carry ["bundle"])
 # SEED (default build/k11) is main's build directory: built first if it is not there (make all test_maxgemm, 7-8
 # minutes on 2 cores), then every variant is built from it (tools/variant_build.sh SEED=..., 1-2 minutes each: only
