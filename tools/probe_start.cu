@@ -113,14 +113,18 @@ int main() {
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
         for (int mb : mib) {
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
-            double us = 0;
-            switch (v) {
-            case 0: us = time_us([&] { ld_kernel<<<kG, 256>>>((const uint4 *)x, slab / 16, g_sink); }, true, reps); break;
-            case 1: us = time_us([&] { stream_kernel<false><<<g_sms * 8, 256>>>((const uint4 *)x, bytes / 16, g_sink); }, true, reps); break;
-            case 2: us = time_us([&] { bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink); }, true, reps); break;
-            case 3: us = time_us([&] { bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink); }, true, reps); break;
-            case 4: us = time_us([&] { bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink); }, true, reps); break;
-            }
+            const uint4 *x16 = (const uint4 *)x;
+            const double us = time_us(
+                [&] {
+                    switch (v) {
+                    case 0: ld_kernel<<<kG, 256>>>(x16, slab / 16, g_sink); break;
+                    case 1: stream_kernel<false><<<g_sms * 8, 256>>>(x16, bytes / 16, g_sink); break;
+                    case 2: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink); break;
+                    case 3: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink); break;
+                    case 4: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink); break;
+                    }
+                },
+                true, reps);
             printf("%s,%lld,%.2f,%.0f\n", names[v], (long long)bytes, us, bytes / us / 1e3);
             fflush(stdout);
             const double mbytes = bytes / 1e6;

@@ -10,9 +10,9 @@ CLI prints, per CTA of each launch:
   TS blk entry barrier sum_start shuffle_done sum_done   (r127's: grid_finish's entry, after its first barrier,
                                                           consumers_sum's start, after its shuffle tree, after its
                                                           barrier; notes/runs/r127_exp_finish_stamps.diff)
-  TL2 blk start kloop_end epilogue_end mu_known end      (r144's light timeline, notes/runs/r144_exp_light_timeline.diff:
-                                                          no printf in the kernel; the CLI prints the latest launch's
-                                                          stamps once per run, so each file holds one launch)
+  TL2 blk start kloop_end epilogue_end mu_known end      (r144's light timeline, no printf in the kernel,
+                                                          notes/runs/r144_exp_light_timeline.diff; the CLI prints the
+                                                          latest launch's stamps once per run: one launch a file)
 Times are in us from the launch's first CTA start.
 
 usage: tools/timeline_summary.py [--ctas N] FILE...
