@@ -111,6 +111,13 @@ plan_sanitize() {
     done
 }
 
+# The suites that guard the public API, the dispatch table and the short-circuit, which a check runs first; and
+# every other gpu_* suite of test binary BIN's own --list (none missed).
+PLAN_FIRST_SUITES="gpu_api gpu_dispatch gpu_shortcut"
+plan_other_suites() {
+    "bundle/bin/$1" --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $PLAN_FIRST_SUITES)"
+}
+
 plan_check() {
     local v=$1 table=$2 secs=$3 tb=test_$1 bb=bench_$1 first rest s
     [ "$v" != A ] || { tb=test_maxgemm; bb=maxgemm_bench; }
@@ -118,8 +125,8 @@ plan_check() {
     # the public API, the dispatch table and the short-circuit first, then the binding, then every other suite, the
     # sanitizers, the benchmark. One suite per step, so each finished suite is packed; the suites are the binary's own
     # list (none missed).
-    first="gpu_api gpu_dispatch gpu_shortcut"
-    rest=$(bundle/bin/$tb --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $first)")
+    first=$PLAN_FIRST_SUITES
+    rest=$(plan_other_suites $tb)
     for s in $first; do plan_suite $tb "$s/*" ${s}_$v 90 --verbose; done
     plan_python libmaxgemm.so check_model 120 --quick   # main's library and binding
     [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"

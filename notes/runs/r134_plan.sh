@@ -8,14 +8,14 @@
 #   tar xJf bundle/pack.tar.xz && bash bundle/run134.sh $OUT bench     (carry ["bundle"], timeout 400)
 #   tar xJf bundle/pack.tar.xz && bash bundle/run134.sh $OUT check     (carry ["bundle"], timeout 600)
 . bundle/plan_lib.sh; plan_init "$1" r134_$2
-first="gpu_api gpu_dispatch gpu_shortcut"
+first=$PLAN_FIRST_SUITES
 if [ "$2" = bench ]; then
     timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
     plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
     for s in $first; do plan_suite test_maxgemm "$s/*" $s 90 --verbose; done
 else
     plan_python libmaxgemm.so check_model 120 --quick
-    rest=$(bundle/bin/test_maxgemm --list 2>/dev/null | grep -o '^gpu_[a-z0-9_]*' | grep -vxF "$(printf '%s\n' $first)")
+    rest=$(plan_other_suites test_maxgemm)
     # 300 s a suite: gpu_kernels takes ~230 s (run 134 gave it 150 and finished its last three tests in two more calls)
     for s in $rest; do plan_suite test_maxgemm "$s/*" $s 300 --verbose; done
     plan_sanitize test_maxgemm 'gpu_kernels/swapab_md0_slots' slots 40 synccheck racecheck
