@@ -332,12 +332,13 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
     prm.units = pl.units;
     prm.slabs = pl.slabs;
     prm.wcast = pl.wcast;
-    if (pl.fused == MG_SAB_FUSE_GRID && (C::CLUSTER != 1 || (!pl.gown && pl.gchunk < 1) || pl.gslots < pl.grid ||
-                                         (pl.gown && (pl.units > pl.grid || pl.xtiles != 1 || pl.splits != 1))))
+    if (pl.fused == MG_SAB_FUSE_GRID &&
+        (C::CLUSTER != 1 || (!pl.gown && pl.gchunk < 1) || pl.gslots < pl.grid || pl.grid > 32 * mgsab::kPollQ ||
+         (pl.gown && (pl.units > pl.grid || pl.xtiles != 1 || pl.splits != 1))))
         return mg_set_error(MG_ERR_INVALID_ARG, "wgmma_swapab: the plan's grid finish (own rows %d, %d columns per "
-                            "CTA, %d slots) does not fit its grid (cluster %d, %d units on %d CTAs, %d x tiles, %d "
-                            "splits)", pl.gown, pl.gchunk, pl.gslots, C::CLUSTER, pl.units, pl.grid, pl.xtiles,
-                            pl.splits);
+                            "CTA, %d slots) does not fit its grid (cluster %d, %d units on %d CTAs (the poller reads "
+                            "at most %d), %d x tiles, %d splits)", pl.gown, pl.gchunk, pl.gslots, C::CLUSTER, pl.units,
+                            pl.grid, 32 * mgsab::kPollQ, pl.xtiles, pl.splits);
     if (pl.fused) {
         prm.fused = pl.fused;
         prm.out = io->out;

@@ -48,7 +48,13 @@
  *   on N, K and the SM count only (swapab_policy.h, THE WORKSPACE), so at a launch's start every slot holds the
  *   previous launch's tag (0 in the zeroed workspace), and warp 1 of CTA b reads its own slot's and adds 1
  *   (grid_start). A slot of this launch can carry that tag only once its CTA wrote it; each CTA takes its own sum
- *   from its register. */
+ *   from its register.
+ * THE POLLER (session 32, runs 145-147). The consumers no longer poll after their own sum: the producer warpgroup's
+ *   idle warp 2 reads the other CTAs' slots from the CTA's start (grid_poll), so the last slots are found one round
+ *   trip after they land and the last CTA finds the others' already read (run 144h's timeline on main: the last CTA
+ *   knew mu 1.3-1.5 us after its epilogue, 80-90% of the CTAs only 1.9-2.3 us after it, a poll over all 128 slots
+ *   that had just missed the last one; with the poller every CTA knows mu within ~0.2 us of the others, and the
+ *   launch's end moved from 2.5-2.85 to 1.9-2.0 us after the last epilogue on an H100). */
 #ifndef MG_SWAPAB_FINISH_CUH
 #define MG_SWAPAB_FINISH_CUH
 
@@ -233,6 +239,62 @@ __device__ __forceinline__ float grid_col(const GridArgs &p, int j) {
     return c;
 }
 
+/* THE POLLER: the named barrier by which the poller hands mu to the consumers (kernel barriers 1-3: the consumers'),
+ * and the mbarrier by which the consumers hand it their own sum: the kernel's fifth barrier word after zbar's flags
+ * (swapab_kernel.cuh), arrival count 1, one phase per launch. */
+constexpr int kPollMuBar = 4;
+__device__ __forceinline__ uint64_t *own_bar(uint64_t *zbar) { return zbar + 3; }
+constexpr int kPollQ = 8;   /* slots per lane: a grid of at most 32 kPollQ CTAs (the launch checks it) */
+
+/* The grid finish's poller (THE POLLER): the producer warpgroup's warp 2, idle otherwise, from the CTA's start. It
+ * reads the other CTAs' slots (lane-strided, up to kPollQ per lane), again only where a slot does not yet carry this
+ * launch's tag, until every one does; it sleeps ~1 us between reads while more than half the grid's slots are missing
+ * (the W stream's start and middle: little L2 traffic), then spins (at M <= 64 the last half of the CTAs end within
+ * ~0.6 us, run 145's timelines: a sleep there would find the last slots up to a sleep late). So a CTA that finishes
+ * last finds the others' sums already in registers, and the others see its slot one L2 round trip after it lands,
+ * with no read of the other slots again. Then it waits for this CTA's own sum (own_bar: an mbarrier, which
+ * compute-sanitizer's racecheck orders as it does zbar; a named barrier that the consumers only arrive at, it
+ * reported as a race, run 145, and one that both sides wait at, synccheck as divergent, run 146), sums the grid's
+ * slots in the fixed order (ascending b per lane, then a xor tree: the same bits in every CTA) and hands mu to the
+ * consumers (kPollMuBar: it arrives, they wait). */
+template <class C>
+__device__ __noinline__ void grid_poll(unsigned long long *gslot, int n, double *sh, uint64_t *zbar) {
+    constexpr int T = 128 * C::CONSUMERS;
+    const int lane = (int)threadIdx.x % 32, B = (int)gridDim.x, me = (int)blockIdx.x;
+    mg_mbar_wait(zbar, 0);   /* grid_start's tag */
+    const unsigned tag = (unsigned)*launch_tag(zbar);
+    unsigned long long v[kPollQ];
+    unsigned pending = 0u;   /* bit q: slot lane + 32 q is another CTA's, not yet at this launch's tag */
+#pragma unroll
+    for (int q = 0; q < kPollQ; q++) {
+        v[q] = 0ull;
+        const int b = lane + 32 * q;
+        if (b < B && b != me) pending |= 1u << q;
+    }
+    for (;;) {
+#pragma unroll
+        for (int q = 0; q < kPollQ; q++)
+            if (pending >> q & 1u) v[q] = mg_ld_relaxed_gpu_u64(gslot + lane + 32 * q);
+#pragma unroll
+        for (int q = 0; q < kPollQ; q++)
+            if ((pending >> q & 1u) && ((unsigned)v[q] & 0xffffu) == tag) pending &= ~(1u << q);
+        const int missing = __reduce_add_sync(0xffffffffu, __popc(pending));
+        if (missing == 0) break;
+        if (2 * missing > B) __nanosleep(1000);
+    }
+    mg_mbar_wait(own_bar(zbar), 0);   /* the consumers' own sum (grid_finish) */
+    const unsigned long long mine = reinterpret_cast<const unsigned long long *>(sh)[T / 32 + 1];
+    double g = 0.0;
+#pragma unroll
+    for (int q = 0; q < kPollQ; q++) {
+        const int b = lane + 32 * q;
+        if (b < B) g += slot_sum(b == me ? mine : v[q]);
+    }
+    for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
+    if (lane == 0) sh[T / 32] = g / (double)n;
+    named_bar_arrive(kPollMuBar, T + 32);
+}
+
 /* Every CTA's finish of its columns (max_dim 0, the plan's fused = 2; all CTAs resident: a cooperative launch).
  * T consumer threads, t = 0 .. T - 1; sh: T / 32 doubles; gcol: the own rows' column maxima (gown; the epilogue's). */
 template <class C>
@@ -257,40 +319,19 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
         s += (double)c;
     }
     const double cs = consumers_sum<T>(s, t, sh);
-    if (t < 32) {   /* THE TAGGED SLOTS, by the consumers' first warp */
+    if (t < 32) {   /* THE TAGGED SLOTS, by the consumers' first warp: this CTA's slot (lane 0), and the slots past
+                     * the grid that it keeps at this launch's tag; its own packed sum to the poller (THE POLLER) */
         mg_mbar_wait(zbar, 0);   /* grid_start's tag (long since there) */
         const unsigned tag = (unsigned)*launch_tag(zbar);
         const int B = (int)gridDim.x, me = (int)blockIdx.x;
         const unsigned long long mine = slot_pack(cs, tag);
-        /* this CTA's slot (lane 0), and the slots past the grid that it keeps at this launch's tag */
         for (int b = me + t * B; b < p.gslots; b += 32 * B) mg_st_relaxed_gpu_u64(p.gslot + b, b == me ? mine : tag);
-        /* every other CTA's slot, lane-strided, Q loads in flight per lane, until each carries this launch's tag (its
-         * own from the register: waiting for its own store to come back cost the last CTA a second round trip, run
-         * 117's timeline); mu: the sums in a fixed order (ascending b per lane, then a xor tree whose result is the
-         * same bits in every lane and every CTA: IEEE addition commutes) */
-        constexpr int Q = 8;
-        double g = 0.0;
-        for (int b0 = t; b0 < B; b0 += 32 * Q) {
-            unsigned long long v[Q];
-            bool ready;
-            do {
-#pragma unroll
-                for (int q = 0; q < Q; q++) {
-                    const int b = b0 + 32 * q;
-                    v[q] = b >= B ? tag : b == me ? mine : mg_ld_relaxed_gpu_u64(p.gslot + b);
-                }
-                ready = true;
-#pragma unroll
-                for (int q = 0; q < Q; q++) ready &= ((unsigned)v[q] & 0xffffu) == tag;
-            } while (!ready);
-#pragma unroll
-            for (int q = 0; q < Q; q++)
-                if (b0 + 32 * q < B) g += slot_sum(v[q]);
+        if (t == 0) {
+            reinterpret_cast<unsigned long long *>(sh)[T / 32 + 1] = mine;
+            mg_mbar_arrive(own_bar(zbar));   /* release.cta: the poller reads it after its wait */
         }
-        for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
-        if (t == 0) sh[T / 32] = g / (double)p.n;
     }
-    named_bar_sync(3, T);
+    named_bar_sync(kPollMuBar, T + 32);   /* the poller wrote mu */
     const double mu = sh[T / 32];
     /* the shared finalize's GELU (fp64): one per thread, the columns spread over the whole grid */
     for (int j = j0 + t; j < j1; j += T) {

@@ -126,7 +126,7 @@ struct Cfg {
      * on cold machines, 119's during the CPU tests after every GPU test had passed: the suite's time varies by 30%
      * between machines (notes/18_small_m.md, Session 20) */
     static constexpr bool PRODUCER_R_FORM = NX <= 16;
-    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16;  /* full, empty, zbar; flags[4] (the kernel) */
+    static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8 + 16 + 8;   /* full, empty, zbar; flags[4]; own_bar */
     static constexpr int SMEM_BYTES =
         1024 /* alignment slack */ + STAGES * STAGE_BYTES + ZERO_BYTES + RED_BYTES + GCOL_BYTES + BAR_BYTES;
     static constexpr int THREADS = 128 * (CONSUMERS + 1);
@@ -154,8 +154,8 @@ struct Cfg {
     static_assert(W_SUB % 1024 == 0 && X_SUB % 1024 == 0, "every box keeps the 1024-byte swizzle alignment");
     static_assert(STAGES >= 2 && STAGES <= 16, "2..16 stages");
     static_assert(SMEM_BYTES <= 227 * 1024, "shared memory budget (227 KiB per CTA on sm_90): fewer stages");
-    static_assert(STAGES * STAGE_BYTES >= MG_SAB_FUSE_MAX_N * 4 && RED_BYTES >= CONSUMERS * 4 * 8 + 8,
-                  "the fused finish stages N <= MG_SAB_FUSE_MAX_N column maxima in the ring and T / 32 + 1 doubles in red");
+    static_assert(STAGES * STAGE_BYTES >= MG_SAB_FUSE_MAX_N * 4 && RED_BYTES >= CONSUMERS * 4 * 8 + 16,
+                  "the fused finish stages N <= MG_SAB_FUSE_MAX_N column maxima in the ring and T / 32 + 2 doubles in red");
 };
 
 /* ---- wgmma m64nNk16 (bf16) / m64nNk8 (tf32) for N = 8, 16, 32 (hopper.cuh has 64 .. 256) --------------------- */
@@ -493,7 +493,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
     uint64_t *empty = full + C::STAGES;
     uint64_t *zbar = empty + C::STAGES;   /* max_dim 1: this launch's zeros are written; max_dim 0: its tag is read */
     /* flags: [c] consumer c's split handoff, [2] the last CTA (max_dim 0's fused finish, THE FLAG), [3] the grid
-     * finish's tag (launch_tag, swapab_finish.cuh) */
+     * finish's tag (launch_tag, swapab_finish.cuh); then own_bar (zbar + 3: THE POLLER) */
     int *flags = reinterpret_cast<int *>(zbar + 1);
     /* the warpgroup index through __shfl_sync: ptxas then knows it is warp-uniform, so the consumer index c below is
      * uniform and two-consumer k-loops keep their descriptor arithmetic on the uniform datapath (no R2UR per
@@ -512,6 +512,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
         }
         mg_mbar_init(zbar, 1);
+        mg_mbar_init(zbar + 3, 1);   /* own_bar (THE POLLER, swapab_finish.cuh), after the flags */
         mg_fence_mbarrier_init();
     }
     if constexpr (C::ZERO_BYTES > 0) {
@@ -531,12 +532,19 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
         if constexpr (C::CLUSTER == 1 && C::PRODUCER_R_FORM) {
             if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);
             if (tid == 32 && has_start(p)) fused_start<C>(p, zbar);
+            if (tid / 32 == 2 && p.fused == MG_SAB_FUSE_GRID)   /* THE POLLER (swapab_finish.cuh) */
+                grid_poll<C>(p.gslot, p.n, reinterpret_cast<double *>(red), zbar);
             return;
         } else if constexpr (C::CLUSTER == 1) {
             /* warp 1's branch warp-uniform (__shfl_sync tells ptxas so) and before the producer's: the TMA loop stays
              * on the uniform datapath (0-1 R2UR; a tid == 32 branch after produce() made it 13-71, run 98's form) */
-            if (__shfl_sync(0xffffffffu, tid / 32, 0) == 1 && has_start(p)) {
+            const int pw = __shfl_sync(0xffffffffu, tid / 32, 0);
+            if (pw == 1 && has_start(p)) {
                 if (tid == 32) fused_start<C>(p, zbar);
+                return;
+            }
+            if (pw == 2 && p.fused == MG_SAB_FUSE_GRID) {   /* THE POLLER (swapab_finish.cuh) */
+                grid_poll<C>(p.gslot, p.n, reinterpret_cast<double *>(red), zbar);
                 return;
             }
             if (tid == 0 && p.nk > 0) produce<C>(p, smem, full, empty);

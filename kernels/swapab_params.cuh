@@ -43,6 +43,10 @@ struct Params {
 __device__ __forceinline__ void named_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+/* bar.arrive on named barrier id: this thread's earlier writes are visible to the threads that bar.sync on it. */
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 /* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
  * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
