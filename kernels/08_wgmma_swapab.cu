@@ -39,8 +39,8 @@
  * follows and no CTA waits at its end (mg_options.fuse; session 19); for max_dim 0 the last CTA only in
  * clusters of 2 with fuse=force (one SM's N GELUs cost more than the finalize kernels, run 72), and in clusters of 1
  * the grid finish (the default there): one cooperative launch, every CTA finishing its own
- * rows or a share of the N columns after one grid barrier, the CTAs' sums exchanged through tagged slots
- * (swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
+ * rows or a share of the N columns after one grid barrier, the CTAs' sums exchanged through tagged slots that the
+ * producer warpgroup's idle warp 2 polls from the CTA's start (THE POLLER, swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
  * consumers), taken with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
  * 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 / 1.04x against n128 split 2's 0.96),
  * or by w_rows=128 at M <= 64 (one x tile, split by the rule: run 123's X; mg_options.w_rows picks any tile height).
@@ -70,7 +70,9 @@
  * M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B); max_dim 0's tagged slots: +1.7 to +3.5% at M = 1-8
  * (run 116), the own slot from the register +1 to +3% at M <= 16 (run 118), the grid finish by default at mid M 0-6%
  * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's parameters by value
- * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200).
+ * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200); the
+ * poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue 2.5-2.85 ->
+ * 1.9-2.4 us; not yet measured on an H200).
  */
 #include <cuda_runtime.h>
 
