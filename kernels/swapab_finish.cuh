@@ -296,7 +296,8 @@ __device__ __noinline__ void grid_poll(unsigned long long *gslot, int n, double 
 }
 
 /* Every CTA's finish of its columns (max_dim 0, the plan's fused = 2; all CTAs resident: a cooperative launch).
- * T consumer threads, t = 0 .. T - 1; sh: T / 32 doubles; gcol: the own rows' column maxima (gown; the epilogue's). */
+ * T consumer threads, t = 0 .. T - 1; sh: T / 32 + 2 doubles (consumers_sum's, mu, the packed own sum); gcol: the
+ * own rows' column maxima (gown; the epilogue's). */
 template <class C>
 __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, const float *gcol, uint64_t *zbar) {
     constexpr int T = 128 * C::CONSUMERS;

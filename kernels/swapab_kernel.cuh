@@ -512,7 +512,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
             mg_mbar_init(&empty[s], C::EMPTY_ARRIVALS);
         }
         mg_mbar_init(zbar, 1);
-        mg_mbar_init(zbar + 3, 1);   /* own_bar (THE POLLER, swapab_finish.cuh), after the flags */
+        mg_mbar_init(own_bar(zbar), 1);   /* THE POLLER (swapab_finish.cuh): after the flags */
         mg_fence_mbarrier_init();
     }
     if constexpr (C::ZERO_BYTES > 0) {
