@@ -13,7 +13,15 @@ CLI prints, per CTA of each launch:
   TL2 blk start kloop_end epilogue_end mu_known end      (r144's light timeline, no printf in the kernel,
                                                           notes/runs/r144_exp_light_timeline.diff; the CLI prints the
                                                           latest launch's stamps once per run: one launch a file)
-Times are in us from the launch's first CTA start.
+  TL3 blk start kloop_end epilogue_end mu_known end slot_stored poll_done own_seen
+                                                         (TL2 and three marks of the poller's finish: the CTA's own slot
+                                                          stored, its poller's last slot seen, its own sum seen;
+                                                          notes/runs/r147_exp_light_timeline.diff, r152_*_tl3.diff)
+  TL4 blk (TL3's eight) grid_finish_entry after_barrier after_sum after_tag epilogue_start epilogue_shuffled
+                                                         (notes/runs/r149_exp_timeline4.diff)
+Times are in us from the launch's first CTA start; TL3 / TL4 add the max_dim 0 tail from the last CTA's epilogue end
+(E): the last CTA's slot stored, every poller done, every CTA's mean known, the launch's end; and the per-CTA medians
+of each step (TL4: each step from the one before it).
 
 usage: tools/timeline_summary.py [--ctas N] FILE...
 """
@@ -22,7 +30,7 @@ import statistics as st
 
 
 def parse(path):
-    rows = {"TL": [], "TP": [], "TF": [], "TS": [], "TL2": []}
+    rows = {"TL": [], "TP": [], "TF": [], "TS": [], "TL2": [], "TL3": [], "TL4": []}
     with open(path) as f:
         for line in f:
             w = line.split()
@@ -45,14 +53,33 @@ def main():
         rows = parse(path)
         print(path)
         tl, tp, tf, ts = rows["TL"], rows["TP"], rows["TF"], rows["TS"]
-        if rows["TL2"]:   # one launch: each mark's range over the CTAs and the span, from the first CTA's start
-            b = rows["TL2"]
+        kind = "TL2" if rows["TL2"] else "TL3" if rows["TL3"] else "TL4"
+        light = rows["TL2"] or [r[:6] for r in rows["TL3"] or rows["TL4"]]
+        if light:   # one launch: each mark's range over the CTAs and the span, from the first CTA's start
+            b = light
             t0 = min(r[1] for r in b)
             us = lambda v: (v - t0) / 1e3
             mu = [us(r[4]) for r in b if r[4]]
-            print(f"  TL2 {len(b)} CTAs: starts {span([us(r[1]) for r in b])}  k-loop end {span([us(r[2]) for r in b])}"
+            print(f"  {kind} {len(b)} CTAs: starts {span([us(r[1]) for r in b])}  k-loop end {span([us(r[2]) for r in b])}"
                   f"  epilogues end {span([us(r[3]) for r in b])}" + (f"  mu known {span(mu)}" if mu else "")
                   + f"  ends {span([us(r[5]) for r in b])}  span {max(us(r[5]) for r in b):.2f}")
+        fine = rows["TL3"] or rows["TL4"]
+        if fine and all(r[4] for r in fine):   # max_dim 0's tail, from the last epilogue's end E
+            e = max(r[3] for r in fine)
+            last = max(fine, key=lambda r: r[3])
+            ue = lambda v: (v - e) / 1e3
+            print(f"  tail after E: the last CTA's slot stored +{ue(last[6]):.2f}  pollers done "
+                  f"{span([ue(r[7]) for r in fine])}  mu known {span([ue(r[4]) for r in fine])}  end "
+                  f"+{max(ue(r[5]) for r in fine):.2f}")
+            med = lambda a, b: st.median((r[b] - r[a]) / 1e3 for r in fine)
+            print(f"  per CTA (medians): epilogue end -> slot stored {med(3, 6):.2f}  poll done -> own seen "
+                  f"{med(7, 8):.2f}  own seen -> mu known {med(8, 4):.2f}  mu known -> end {med(4, 5):.2f}")
+        if rows["TL4"] and all(r[9] for r in rows["TL4"]):
+            steps = ((2, 13, "k-loop end -> epilogue start"), (13, 14, "-> its shuffles"), (14, 3, "-> epilogue end"),
+                     (3, 9, "-> grid_finish entry"), (9, 10, "-> its barrier"), (10, 11, "-> the column sum"),
+                     (11, 12, "-> the tag"), (12, 6, "-> slot stored"))
+            print("  TL4 per CTA (medians): " + "  ".join(
+                f"{c} {st.median((r[b] - r[a]) / 1e3 for r in rows['TL4']):.2f}" for a, b, c in steps))
         for i in range(1, len(tl) // n):
             blk = tl[i * n:(i + 1) * n]
             t0 = min(r[2] for r in blk)

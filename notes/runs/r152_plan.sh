@@ -15,6 +15,8 @@
 # BIN tl3 maxgemm notes/runs/r147_exp_light_timeline.diff
 #   tools/pack_bundle.sh notes/runs/r152_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run152.sh $OUT        (carry ["bundle"], timeout 300; ~150 s)
+#   then here: tools/ab_variants.py OUT/r152/ab_*.csv; tools/timeline_summary.py OUT/r152/tl3*_d0_m*_r*.txt (the tail
+#   after the last epilogue, and each CTA's epilogue -> slot stored: Q's is its warp 3's store)
 . bundle/plan_lib.sh; plan_init "$1" r152
 plan_sanitize test_Q 'gpu_kernels/swapab_md0_slots' Q 60 racecheck synccheck
 for s in A_1 Q_1 Q_2 A_2; do
