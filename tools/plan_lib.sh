@@ -9,10 +9,10 @@
 #   plan_init OUTROOT RUN               O=OUTROOT/RUN, the library path, the clock, the GPU's name/clocks/power
 #   plan_step TEXT                      a line in steps.txt, then the tarball
 #   plan_table V TABLE                  variant V is a dispatch table: main's maxgemm_bench (or bench_V if the
-#                                       plan has one) reads TABLE instead of the committed one
+#                                       plan has one) reads TABLE instead of the compiled-in one
 #   plan_ab MATRIX STEP...              A/B rounds: STEP = V_i runs bench_V (A: main's maxgemm_bench) over MATRIX
-#                                       with the committed dispatch table (or V's), into ab_STEP.csv
-#                                       (tools/ab_variants.py reads them)
+#                                       with the compiled-in dispatch table of the GPU it runs on (or V's
+#                                       plan_table), into ab_STEP.csv (tools/ab_variants.py reads them)
 #   plan_bench STEP BIN MATRIX SECONDS [ARGS]  bundle/bin/BIN (a maxgemm_bench) over MATRIX with ARGS into STEP.csv
 #                                       and STEP.log, one step (plan_ab's rounds and the plans' own A/Bs)
 #   plan_cli TAG BIN SECONDS [ARGS]     bundle/bin/BIN (a maxgemm CLI) `run ARGS` into TAG.txt, and TAG with the
@@ -55,7 +55,7 @@ declare -gA PLAN_TABLE
 plan_table() { PLAN_TABLE[$1]=$2; }
 
 plan_ab() {
-    local matrix=$1 step v bin table
+    local matrix=$1 step v bin
     shift
     for step in "$@"; do
         v=${step%_*}
@@ -63,8 +63,11 @@ plan_ab() {
         [ "$v" = A ] || [ ! -x "bundle/bin/bench_$v" ] || bin=bundle/bin/bench_$v
         [ "$v" = A ] || [ -x "bundle/bin/bench_$v" ] || [ -n "${PLAN_TABLE[$v]:-}" ] ||
             { echo "ab $step: no bundle/bin/bench_$v and no plan_table $v" >> "$O/steps.txt"; continue; }
-        table=${PLAN_TABLE[$v]:-tile_configs/dispatch/h200.tsv}
-        plan_bench "ab_$step" "${bin#bundle/bin/}" "$matrix" 60 --dispatch "$table"
+        if [ -n "${PLAN_TABLE[$v]:-}" ]; then
+            plan_bench "ab_$step" "${bin#bundle/bin/}" "$matrix" 60 --dispatch "${PLAN_TABLE[$v]}"
+        else
+            plan_bench "ab_$step" "${bin#bundle/bin/}" "$matrix" 60
+        fi
     done
 }
 

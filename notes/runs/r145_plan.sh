@@ -20,10 +20,7 @@
 . bundle/plan_lib.sh; plan_init "$1" r145
 plan_suite test_P 'gpu_kernels/swapab_*' swapab_P 150 --verbose
 plan_suite test_P 'gpu_determinism/*' determinism_P 120 --verbose
-for s in A_1 P_1 P_2 A_2; do
-    v=${s%_*}; bin=maxgemm_bench; [ $v = A ] || bin=bench_$v
-    plan_bench ab_$s $bin bench/matrix_poller.txt 90
-done
+plan_ab bench/matrix_poller.txt A_1 P_1 P_2 A_2
 for m in 8 64; do
     for r in 1 2 3; do
         for b in tl2P tl2; do

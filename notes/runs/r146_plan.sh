@@ -16,10 +16,7 @@
 #   tar xJf bundle/pack.tar.xz && bash bundle/run146.sh $OUT        (carry ["bundle"], timeout 400; ~200 s)
 . bundle/plan_lib.sh; plan_init "$1" r146
 plan_sanitize test_P2 'gpu_kernels/swapab_md0_slots' P2 60 racecheck synccheck
-for s in A_1 P2_1 P_1 P2_2 A_2; do
-    v=${s%_*}; bin=maxgemm_bench; [ $v = A ] || bin=bench_$v
-    plan_bench ab_$s $bin bench/matrix_poller.txt 90
-done
+plan_ab bench/matrix_poller.txt A_1 P2_1 P_1 P2_2 A_2
 for m in 8 64; do
     for r in 1 2 3; do
         for b in tl2P2 tl2; do

@@ -16,10 +16,7 @@
 plan_sanitize test_maxgemm 'gpu_kernels/swapab_md0_slots' A 60 racecheck synccheck
 for s in $PLAN_FIRST_SUITES gpu_determinism; do plan_suite test_maxgemm "$s/*" ${s}_A 90 --verbose; done
 plan_suite test_maxgemm 'gpu_kernels/swapab_*' swapab_A 150 --verbose
-for s in A_1 O_1 O_2 A_2; do
-    v=${s%_*}; bin=maxgemm_bench; [ $v = A ] || bin=bench_$v
-    plan_bench ab_$s $bin bench/matrix_poller.txt 90
-done
+plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
 for m in 8 64; do
     for r in 1 2 3; do
         plan_cli tl3_d0_m${m}_r$r tl3 30 --kernel 8 -p bf16 -m $m -d 0 --no-shortcut --no-baseline -i 30 -w 3

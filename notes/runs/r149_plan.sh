@@ -19,7 +19,4 @@ for r in 1 2 3; do
     done
 done
 plan_step timelines
-for s in A_1 CT_1 CT_2 A_2; do
-    v=${s%_*}; bin=maxgemm_bench; [ $v = A ] || bin=bench_$v
-    plan_bench ab_$s $bin bench/matrix_bar.txt 60
-done
+plan_ab bench/matrix_bar.txt A_1 CT_1 CT_2 A_2

@@ -13,10 +13,7 @@
 #   tools/pack_bundle.sh notes/runs/r150_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run150.sh $OUT        (carry ["bundle"], timeout 300; ~130 s)
 . bundle/plan_lib.sh; plan_init "$1" r150
-for s in A_1 F2_1 F2_2 A_2; do
-    v=${s%_*}; bin=maxgemm_bench; [ $v = A ] || bin=bench_$v
-    plan_bench ab_$s $bin bench/matrix_poller.txt 90
-done
+plan_ab bench/matrix_poller.txt A_1 F2_1 F2_2 A_2
 plan_sanitize test_F2 'gpu_kernels/swapab_md0_slots' F2 60 racecheck synccheck
 plan_suite test_F2 'gpu_determinism/*' determinism_F2 90 --verbose
 plan_suite test_F2 'gpu_kernels/planted_nonfinite' nonfinite_F2 60 --verbose

@@ -19,10 +19,7 @@
 #   after the last epilogue, and each CTA's epilogue -> slot stored: Q's is its warp 3's store)
 . bundle/plan_lib.sh; plan_init "$1" r152
 plan_sanitize test_Q 'gpu_kernels/swapab_md0_slots' Q 60 racecheck synccheck
-for s in A_1 Q_1 Q_2 A_2; do
-    v=${s%_*}; bin=maxgemm_bench; [ $v = A ] || bin=bench_$v
-    plan_bench ab_$s $bin bench/matrix_poller.txt 90
-done
+plan_ab bench/matrix_poller.txt A_1 Q_1 Q_2 A_2
 for m in 8 64; do
     for r in 1 2 3; do
         for b in tl3q tl3; do
