@@ -40,10 +40,11 @@
  * clusters of 2 with fuse=force (one SM's N GELUs cost more than the finalize kernels, run 72), and in clusters of 1
  * the grid finish (the default there): one cooperative launch, every CTA finishing its own
  * rows or a share of the N columns after one grid barrier, the CTAs' sums exchanged through tagged slots that the
- * producer warpgroup's idle warp 2 polls from the CTA's start (THE POLLER, swapab_finish.cuh); (8) the w128_n64 row: the n64 x tile on 128 W rows (two
- * consumers), taken with several x tiles (x_tile=64 at M > 64, from the dispatch table): M = 128 as 2 x n64 on
- * 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 / 1.04x against n128 split 2's 0.96),
- * or by w_rows=128 at M <= 64 (one x tile, split by the rule: run 123's X; mg_options.w_rows picks any tile height).
+ * producer warpgroup's idle warp 2 polls from the CTA's start (THE POLLER, swapab_finish.cuh); (8) the w128_n64 row:
+ * the n64 x tile on 128 W rows (two consumers), taken with several x tiles (x_tile=64 at M > 64, from the dispatch
+ * table): M = 128 as 2 x n64 on 64 W tiles, 128 CTAs without split-K (cuBLAS's 128x64 tile there; run 77: 1.06 /
+ * 1.04x against n128 split 2's 0.96), or by w_rows=128 at M <= 64 (one x tile, split by the rule: run 123's X;
+ * mg_options.w_rows picks any tile height).
  *
  * Shapes: any N >= 1, K >= 0, 1 <= M <= 1024 (supports() refuses larger M, where kernel 4's 128 x 256 tiles win, and
  * fp32 mode, which is kernels 6 and 7's). K = 0: no loads, no waits, y = b. Rows of x or W that are not
@@ -72,7 +73,7 @@
  * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's parameters by value
  * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200); the
  * poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue 2.5-2.85 ->
- * 1.9-2.4 us; not yet measured on an H200).
+ * 1.8-2.4 us; not yet measured on an H200).
  */
 #include <cuda_runtime.h>
 
