@@ -18,9 +18,12 @@
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
- * Run on a GPU: `build/probe_start > probe_start.csv` (~20 s). */
+ * Run on a GPU: `build/probe_start > probe_start.csv` (~20 s); `build/probe_start bulk384 128 3` times one case only
+ * (for ncu: `ncu -k regex:bulk_kernel --launch-skip 1 ...`). */
 #include "hopper.cuh"
 #include "probe_common.cuh"
+
+#include <cstring>
 
 constexpr int kG = 128;               /* CTAs: kernel 8's 128 W tiles at N = 8192 */
 constexpr int kStage = 16384;         /* bytes per bulk copy (kernel 8's n8 stage: 64 W rows x 128 bf16) */
@@ -93,7 +96,10 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
 }
 
-int main() {
+int main(int argc, char **argv) {
+    /* optional: `probe_start VARIANT MIB [REPS]` times that one case only (e.g. under ncu: bulk384 128 3) */
+    const char *only = argc > 1 ? argv[1] : NULL;
+    const int only_mib = argc > 2 ? atoi(argv[2]) : 0;
     const int64_t kMax = 128ll << 20, kFlush = 256ll << 20;
     probe_init((size_t)kFlush);
     cudaDeviceProp prop;
@@ -105,13 +111,21 @@ int main() {
     CK(cudaFuncSetAttribute(bulk_kernel<64, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    const int reps = 30;
+    const int reps = argc > 3 ? atoi(argv[3]) : 30;
+    if (argc == 2 || (argc > 2 && (only_mib < 1 || only_mib > 128 || reps < 1))) {
+        fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS]]   (MIB 1..128, REPS >= 1)\n");
+        return 2;
+    }
     const int mib[] = {8, 16, 32, 64, 128};
     const char *names[] = {"ld", "flat", "bulk", "bulk384", "bulk384r"};
     printf("variant,bytes,median_us,GBps\n");
+    int matched = 0;
     for (int v = 0; v < 5; v++) {
+        if (only && strcmp(only, names[v]) != 0) continue;
+        matched = 1;
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
         for (int mb : mib) {
+            if (only) mb = only_mib;
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
             const uint4 *x16 = (const uint4 *)x;
             const double us = time_us(
@@ -129,9 +143,15 @@ int main() {
             fflush(stdout);
             const double mbytes = bytes / 1e6;
             sx += mbytes; sy += us; sxx += mbytes * mbytes; sxy += mbytes * us;
+            if (only) break;
         }
+        if (only) continue;
         const double n = sizeof mib / sizeof mib[0], slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
         printf("# %s: fixed %.2f us, rate %.2f TB/s\n", names[v], (sy - slope * sx) / n, 1.0 / slope);   /* us per MB */
+    }
+    if (only && !matched) {
+        fprintf(stderr, "probe_start: no variant %s (ld, flat, bulk, bulk384, bulk384r)\n", only);
+        return 2;
     }
     CK(cudaDeviceSynchronize());
     return 0;
