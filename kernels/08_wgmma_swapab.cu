@@ -58,11 +58,12 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 134, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.6-37.2 us md1
- * (M = 4-8 35.6-35.7 us against the 31.4 us W floor) and 38.8-40.1 us md0 (1.11-1.22x over both), M = 128 as
- * 2 x n64 1.14-1.22x, M = 256 1.019-1.040x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768
- * 1.05-1.10x; tf32 M = 1-768 1.042-1.52x (notes/18_small_m.md "Session 31"; run 129 on another H200 had M <= 64 at
- * 36.6-38.0 / 39.6-40.6 us; on an H100, run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us,
+ * measured (H200, run 151, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.5-37.2 us md1
+ * (M = 4-8 35.5-35.6 us against the 31.4 us W floor and a bare bulk-copy read of W in 33.3 us) and 38.2-39.5 us md0
+ * (1.11-1.20x over both), M = 128 as 2 x n64 1.17-1.21x, M = 256 1.049-1.056x (three re-measures 1.033-1.055),
+ * M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768 1.06-1.11x; tf32 M = 1-768 1.038-1.51x
+ * (notes/18_small_m.md "Session 33"; run 134 before the poller had M <= 64 at 35.6-37.2 / 38.8-40.1 us; on an H100,
+ * run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us,
  * 1.14-1.19x, against a 44.3 us W floor). W in panels: +3.5% on the W-stream rows
  * (run 85); the fused finish without the second fence: +2% on the fused max_dim 1 rows (run 90); no divisions before
  * the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2
@@ -73,7 +74,7 @@
  * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's parameters by value
  * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200); the
  * poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue 2.5-2.85 ->
- * 1.8-2.4 us; not yet measured on an H200).
+ * 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us).
  */
 #include <cuda_runtime.h>
 
