@@ -15,6 +15,9 @@
  *   bulk384   bulk in a 384-thread CTA (three warpgroups: producer, two idle consumer warpgroups that wait at the
  *             end), kernel 8's shape
  *   bulk384r  bulk384 with kernel 8's setmaxnreg (producer 40, consumers 232) after the CTA barrier
+ *   bulkp     bulk384 in kernel 8's W order: CTA b reads its 64 rows (8 KiB) of every 1 MiB panel, two per stage
+ *   tma3d     bulkp through kernel 8's 3-D tensor map (128B swizzle, 64 x 64 bf16 boxes); tma3d256: in 256 threads
+ *             (kernel 8's n8 CTA: the producer and one consumer warpgroup)
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -29,6 +32,7 @@ constexpr int kG = 128;               /* CTAs: kernel 8's 128 W tiles at N = 819
 constexpr int kStage = 16384;         /* bytes per bulk copy (kernel 8's n8 stage: 64 W rows x 128 bf16) */
 constexpr int kStages = 12;           /* kernel 8's n8 ring depth */
 constexpr int kSmem = kStage * kStages + 1024;
+constexpr int64_t kPanel = (int64_t)kG * 64 * 128;   /* bulkp / tma3d: one panel, 128 bytes of each of kG x 64 rows */
 
 __device__ __forceinline__ uint32_t fold(uint32_t a, uint4 q) { return a ^ q.x ^ q.y ^ q.z ^ q.w; }
 
@@ -55,13 +59,19 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                  : "memory");
 }
 
-/* bulk / bulk384 / bulk384r: thread 0 streams the slab through the ring, thread 32 consumes (waits, releases) */
-template <int THREADS, bool REGS>
-__global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out) {
+/* bulk / bulk384 / bulk384r: thread 0 streams the slab through the ring, thread 32 consumes (waits, releases).
+ * MODE 0: CTA b's slab is the contiguous [b * slab, (b + 1) * slab), one 16 KiB copy per stage. MODE 1 (bulkp) and
+ * 2 (tma3d): kernel 8's W panels (a 128-byte column of all 8192 rows, 1 MiB each; CTA b reads rows 64b .. 64b + 63,
+ * 8 KiB contiguous, of panels 2s and 2s + 1 at stage s), by two 8 KiB 1-D bulk copies (1) or two 3-D TMA boxes with
+ * the 128B swizzle through kernel 8's tensor map (2): the same bytes in kernel 8's order and form. */
+template <int THREADS, bool REGS, int MODE = 0>
+__global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
+                                                          const __grid_constant__ CUtensorMap tm) {
     extern __shared__ uint8_t smem_raw[];
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     __shared__ uint64_t full[kStages], empty[kStages];
     if (threadIdx.x == 0) {
+        if constexpr (MODE == 2) mg_tma_prefetch_desc(&tm);
         for (int s = 0; s < kStages; s++) {
             mg_mbar_init(&full[s], 1);
             mg_mbar_init(&empty[s], 1);
@@ -81,7 +91,18 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             const int st = it % kStages, use = it / kStages;
             if (use > 0) mg_mbar_wait(&empty[st], (use - 1) & 1);
             mg_mbar_arrive_expect_tx(&full[st], kStage);
-            bulk_load(ring + st * kStage, p + (int64_t)it * kStage, kStage, &full[st]);
+            if constexpr (MODE == 0) {
+                bulk_load(ring + st * kStage, p + (int64_t)it * kStage, kStage, &full[st]);
+            } else {
+                for (int h = 0; h < 2; h++) {
+                    uint8_t *dst = ring + st * kStage + h * (kStage / 2);
+                    if constexpr (MODE == 1)
+                        bulk_load(dst, x + (int64_t)(2 * it + h) * kPanel + (int64_t)blockIdx.x * (kStage / 2),
+                                  kStage / 2, &full[st]);
+                    else
+                        mg_tma_load_3d(dst, &tm, &full[st], 0, (int)blockIdx.x * 64, 2 * it + h);
+                }
+            }
         }
     } else if (threadIdx.x == 32) {
         uint32_t a = 0;
@@ -111,16 +132,22 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<64, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<384, false, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int reps = argc > 3 ? atoi(argv[3]) : 30;
     if (argc == 2 || (argc > 2 && (only_mib < 1 || only_mib > 128 || reps < 1))) {
         fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS]]   (MIB 1..128, REPS >= 1)\n");
         return 2;
     }
     const int mib[] = {8, 16, 32, 64, 128};
-    const char *names[] = {"ld", "flat", "bulk", "bulk384", "bulk384r"};
+    const char *names[] = {"ld", "flat", "bulk", "bulk384", "bulk384r", "bulkp", "tma3d", "tma3d256"};
+    const int nv = (int)(sizeof names / sizeof names[0]);
+    CUtensorMap none;
+    memset(&none, 0, sizeof none);
     printf("variant,bytes,median_us,GBps\n");
     int matched = 0;
-    for (int v = 0; v < 5; v++) {
+    for (int v = 0; v < nv; v++) {
         if (only && strcmp(only, names[v]) != 0) continue;
         matched = 1;
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -128,14 +155,24 @@ int main(int argc, char **argv) {
             if (only) mb = only_mib;
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
             const uint4 *x16 = (const uint4 *)x;
+            CUtensorMap tm = none;   /* tma3d: kernel 8's W map (bf16 panels of 64 x 8192 rows, 64 x 64 boxes) */
+            if (v >= 6 && mg_make_tma_3d(&tm, x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (uint64_t)(bytes / kPanel),
+                                         (uint64_t)kG * 64, 64, 128, (uint64_t)kPanel, 64, 64,
+                                         CU_TENSOR_MAP_SWIZZLE_128B) != MG_OK) {
+                fprintf(stderr, "tma3d: %s\n", mg_last_error());
+                return 1;
+            }
             const double us = time_us(
                 [&] {
                     switch (v) {
                     case 0: ld_kernel<<<kG, 256>>>(x16, slab / 16, g_sink); break;
                     case 1: stream_kernel<false><<<g_sms * 8, 256>>>(x16, bytes / 16, g_sink); break;
-                    case 2: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink); break;
-                    case 3: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink); break;
-                    case 4: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink); break;
+                    case 2: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink, none); break;
+                    case 3: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
+                    case 4: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
+                    case 5: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
+                    case 6: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm); break;
+                    case 7: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
                     }
                 },
                 true, reps);
@@ -150,7 +187,7 @@ int main(int argc, char **argv) {
         printf("# %s: fixed %.2f us, rate %.2f TB/s\n", names[v], (sy - slope * sx) / n, 1.0 / slope);   /* us per MB */
     }
     if (only && !matched) {
-        fprintf(stderr, "probe_start: no variant %s (ld, flat, bulk, bulk384, bulk384r)\n", only);
+        fprintf(stderr, "probe_start: no variant %s (ld, flat, bulk, bulk384, bulk384r, bulkp, tma3d, tma3d256)\n", only);
         return 2;
     }
     CK(cudaDeviceSynchronize());
