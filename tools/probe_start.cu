@@ -17,7 +17,9 @@
  *   bulk384r  bulk384 with kernel 8's setmaxnreg (producer 40, consumers 232) after the CTA barrier
  *   bulkp     bulk384 in kernel 8's W order: CTA b reads its 64 rows (8 KiB) of every 1 MiB panel, two per stage
  *   tma3d     bulkp through kernel 8's 3-D tensor map (128B swizzle, 64 x 64 bf16 boxes); tma3d256: in 256 threads
- *             (kernel 8's n8 CTA: the producer and one consumer warpgroup)
+ *             (kernel 8's n8 CTA: the producer and one consumer warpgroup); tma3d_p0 / _p128: tma3d256 with the L2
+ *             promotion off / 128 B (kernel 8's: 256 B); tma3d_ns: without the swizzle; tma3d_box2: one box of both
+ *             panels per stage (64 x 64 x 2)
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -99,8 +101,10 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
                     if constexpr (MODE == 1)
                         bulk_load(dst, x + (int64_t)(2 * it + h) * kPanel + (int64_t)blockIdx.x * (kStage / 2),
                                   kStage / 2, &full[st]);
-                    else
+                    else if constexpr (MODE == 2)
                         mg_tma_load_3d(dst, &tm, &full[st], 0, (int)blockIdx.x * 64, 2 * it + h);
+                    else if (h == 0)   /* MODE 3: one box of both panels */
+                        mg_tma_load_3d(dst, &tm, &full[st], 0, (int)blockIdx.x * 64, 2 * it);
                 }
             }
         }
@@ -115,6 +119,26 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
         if (a == 0x9e3779b9u) out[0] = a;
     }
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
+}
+
+/* kernel 8's W tensor map (kernels/08_wgmma_swapab.cu w_map: mg_make_tma_3d, L2 promotion 256 B, 128B swizzle) over
+ * `panels` 1 MiB panels of x, with the promotion, the swizzle and the box's panel depth as given */
+static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL2promotion promo,
+                      CUtensorMapSwizzle swz, unsigned depth) {
+    const char *why = nullptr;
+    PFN_cuTensorMapEncodeTiled_v12000 encode = mg_tma_encode_fn(&why);
+    if (!encode) {
+        fprintf(stderr, "tma3d: no cuTensorMapEncodeTiled: %s\n", why ? why : "?");
+        return false;
+    }
+    const cuuint64_t gdim[3] = {64, (cuuint64_t)kG * 64, (cuuint64_t)panels};
+    const cuuint64_t gstride[2] = {128, (cuuint64_t)kPanel};
+    const cuuint32_t box[3] = {64, 64, depth};
+    const cuuint32_t estride[3] = {1, 1, 1};
+    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, base, gdim, gstride, box, estride,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, swz, promo, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) fprintf(stderr, "tma3d: cuTensorMapEncodeTiled: CUresult %d\n", (int)r);
+    return r == CUDA_SUCCESS;
 }
 
 int main(int argc, char **argv) {
@@ -135,13 +159,15 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int reps = argc > 3 ? atoi(argv[3]) : 30;
     if (argc == 2 || (argc > 2 && (only_mib < 1 || only_mib > 128 || reps < 1))) {
         fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS]]   (MIB 1..128, REPS >= 1)\n");
         return 2;
     }
     const int mib[] = {8, 16, 32, 64, 128};
-    const char *names[] = {"ld", "flat", "bulk", "bulk384", "bulk384r", "bulkp", "tma3d", "tma3d256"};
+    const char *names[] = {"ld",       "flat",      "bulk",       "bulk384",    "bulk384r",  "bulkp",
+                           "tma3d",    "tma3d256",  "tma3d_p0",   "tma3d_p128", "tma3d_ns",  "tma3d_box2"};
     const int nv = (int)(sizeof names / sizeof names[0]);
     CUtensorMap none;
     memset(&none, 0, sizeof none);
@@ -156,12 +182,11 @@ int main(int argc, char **argv) {
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
             const uint4 *x16 = (const uint4 *)x;
             CUtensorMap tm = none;   /* tma3d: kernel 8's W map (bf16 panels of 64 x 8192 rows, 64 x 64 boxes) */
-            if (v >= 6 && mg_make_tma_3d(&tm, x, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (uint64_t)(bytes / kPanel),
-                                         (uint64_t)kG * 64, 64, 128, (uint64_t)kPanel, 64, 64,
-                                         CU_TENSOR_MAP_SWIZZLE_128B) != MG_OK) {
-                fprintf(stderr, "tma3d: %s\n", mg_last_error());
+            if (v >= 6 && !tma3d_map(&tm, x, bytes / kPanel, v == 8    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                                                           : v == 9 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                                                    : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                     v == 10 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, v == 11 ? 2 : 1))
                 return 1;
-            }
             const double us = time_us(
                 [&] {
                     switch (v) {
@@ -172,7 +197,9 @@ int main(int argc, char **argv) {
                     case 4: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
                     case 5: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
                     case 6: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm); break;
-                    case 7: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
+                    case 7: case 8: case 9: case 10:
+                        bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
+                    case 11: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
                     }
                 },
                 true, reps);
@@ -187,7 +214,7 @@ int main(int argc, char **argv) {
         printf("# %s: fixed %.2f us, rate %.2f TB/s\n", names[v], (sy - slope * sx) / n, 1.0 / slope);   /* us per MB */
     }
     if (only && !matched) {
-        fprintf(stderr, "probe_start: no variant %s (ld, flat, bulk, bulk384, bulk384r, bulkp, tma3d, tma3d256)\n", only);
+        fprintf(stderr, "probe_start: no variant %s (see the header)\n", only);
         return 2;
     }
     CK(cudaDeviceSynchronize());
