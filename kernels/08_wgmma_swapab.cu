@@ -218,13 +218,16 @@ mg_status sab_plan(const mg_problem *p, const mg_device *dev, const mg_options *
     return MG_OK;
 }
 
-/* W's descriptor over the panels: boxes of box_rows x one panel's 128 bytes. */
+/* W's descriptor over the panels: boxes of box_rows x one panel's 128 bytes, without L2 promotion: a panel's rows are
+ * 128 bytes, and the 256-byte promotion cost the W stream ~2 us at bf16 M <= 64 on an H200 (run 155: probe_start's
+ * tma3d256 35.6-36.0 us against tma3d_p0 33.4, the 1-D bulk read of the same bytes 33.5-34.9; 1.25x the L2 sectors). */
 mg_status w_map(CUtensorMap *map, const void *base, const mg_problem *p, long long panels, int box_rows) {
     const bool bf16 = p->prec == MG_PREC_BF16;
     const size_t eb = bf16 ? 2 : 4;
     return mg_make_tma_3d(map, base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
                           (uint64_t)panels, (uint64_t)p->n, (uint64_t)(128 / eb), 128, (uint64_t)p->n * 128,
-                          (uint32_t)box_rows, (uint32_t)(128 / eb), CU_TENSOR_MAP_SWIZZLE_128B);
+                          (uint32_t)box_rows, (uint32_t)(128 / eb), CU_TENSOR_MAP_SWIZZLE_128B,
+                          CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
 mg_status sab_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,

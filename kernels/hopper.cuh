@@ -570,11 +570,13 @@ static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUten
 /* Encodes a 3D tensor of panels for TMA loads: panels x rows x cols elements of dtype at base, consecutive rows
  * row_stride_bytes apart and consecutive panels panel_stride_bytes apart; each load brings box_rows x box_cols of one
  * panel. Out-of-bounds elements (rows past `rows`, panels past `panels`) read as zero. The box and swizzle checks
- * are one panel's as a 2D tensor (mg_tma_check_2d). */
+ * are one panel's as a 2D tensor (mg_tma_check_2d). promo: the L2 promotion (mg_make_tma_2d's is 256 B; over panels
+ * of 128-byte rows it made kernel 8's W stream ~2 us slower on an H200 and read 1.25x its bytes' L2 sectors:
+ * tools/probe_start.cu's tma3d variants, run 155). */
 static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
                                        uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
                                        uint64_t panel_stride_bytes, uint32_t box_rows, uint32_t box_cols,
-                                       CUtensorMapSwizzle swizzle) {
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promo) {
     const mg_status st = mg_tma_check_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
     if (st != MG_OK) return st;
     if (panels < 1 || panels > (1ull << 32))
@@ -595,7 +597,7 @@ static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUten
     const cuuint32_t box[3] = {box_cols, box_rows, 1};
     const cuuint32_t estride[3] = {1, 1, 1};
     CUresult r = encode(map, dtype, 3, const_cast<void *>(base), gdim, gstride, box, estride,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promo,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return mg_set_error(MG_ERR_CUDA,
