@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
 }
 
-/* kernel 8's W tensor map (kernels/08_wgmma_swapab.cu w_map: mg_make_tma_3d, L2 promotion 256 B, 128B swizzle) over
+/* kernel 8's W tensor map as it was to run 156 (w_map: mg_make_tma_3d, L2 promotion 256 B, 128B swizzle) over
  * `panels` 1 MiB panels of x, with the promotion, the swizzle and the box's panel depth as given */
 static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL2promotion promo,
                       CUtensorMapSwizzle swz, unsigned depth) {

@@ -1,0 +1,18 @@
+# run 157 (session 33, an H200, ~170 s): main with PN (kernel 8's W map without L2 promotion, merged pending this
+# measurement) against O, the old map (notes/runs/r157_exp_old_promo.diff), on an H200; then main's benchmark.
+# Prediction (run 155's probe; run 156's H100 A/B was level, where the H100's stream had no such gap): bf16 M <= 64
+# 1.5-2 us faster in both max_dims, tf32 M <= 64 2-4 us, M > 64 level to slightly faster. If O wins, PN is reverted
+# and the benchmark CSV discarded.
+# BIN bench_O maxgemm_bench notes/runs/r157_exp_old_promo.diff
+#   tools/pack_bundle.sh notes/runs/r157_plan.sh
+#   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 400)
+#   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds
+. bundle/plan_lib.sh; plan_init "$1" r157
+plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
+plan_bench bar_A_1 maxgemm_bench bench/matrix_bar.txt 60
+plan_bench bar_O_1 bench_O bench/matrix_bar.txt 60
+plan_bench bar_A_2 maxgemm_bench bench/matrix_bar.txt 60
+timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
+plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
+plan_python libmaxgemm.so check_model 60 --quick
+for s in gpu_api gpu_dispatch gpu_shortcut; do plan_suite test_maxgemm "$s/*" $s 60 --verbose; done
