@@ -8,11 +8,12 @@
 #   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 400)
 #   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds
 . bundle/plan_lib.sh; plan_init "$1" r157
+# in order of need (a refused start left ~270 s of device time: each step is packed as it ends)
 plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
+timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
+plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
 plan_bench bar_A_1 maxgemm_bench bench/matrix_bar.txt 60
 plan_bench bar_O_1 bench_O bench/matrix_bar.txt 60
 plan_bench bar_A_2 maxgemm_bench bench/matrix_bar.txt 60
-timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
-plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
 plan_python libmaxgemm.so check_model 60 --quick
 for s in gpu_api gpu_dispatch gpu_shortcut; do plan_suite test_maxgemm "$s/*" $s 60 --verbose; done
