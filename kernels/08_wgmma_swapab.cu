@@ -74,7 +74,9 @@
  * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's parameters by value
  * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200); the
  * poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue 2.5-2.85 ->
- * 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us).
+ * 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us); W's map without L2 promotion (w_map): level on an H100 (run
+ * 156), where tools/probe_start.cu's copy of the map read 128 MiB in 33.4 us without it against 35.6-36.0 with it
+ * on an H200 (run 155; kernel 8 at bf16 M = 8 was that ring + ~0.3 us): not yet A/B-measured on an H200.
  */
 #include <cuda_runtime.h>
 
