@@ -18,7 +18,7 @@
  *   bulkp     bulk384 in kernel 8's W order: CTA b reads its 64 rows (8 KiB) of every 1 MiB panel, two per stage
  *   tma3d     bulkp through kernel 8's 3-D tensor map (128B swizzle, 64 x 64 bf16 boxes); tma3d256: in 256 threads
  *             (kernel 8's n8 CTA: the producer and one consumer warpgroup); tma3d_p0 / _p128: tma3d256 with the L2
- *             promotion off / 128 B (kernel 8's: 256 B); tma3d_ns: without the swizzle; tma3d_box2: one box of both
+ *             promotion off / 128 B (kernel 8's until run 156: 256 B); tma3d_ns: without the swizzle; tma3d_box2: one box of both
  *             panels per stage (64 x 64 x 2)
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,

@@ -4,9 +4,11 @@
 # 1.5-2 us faster in both max_dims, tf32 M <= 64 2-4 us, M > 64 level to slightly faster. If O wins, PN is reverted
 # and the benchmark CSV discarded.
 # BIN bench_O maxgemm_bench notes/runs/r157_exp_old_promo.diff
+# BIN tl3 maxgemm notes/runs/r147_exp_light_timeline.diff
 #   tools/pack_bundle.sh notes/runs/r157_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 400)
-#   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds
+#   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds (run
+#   151's kept as h200_r151.csv), `make plots`; tools/timeline_summary.py OUT/r157/tl3_*.txt
 . bundle/plan_lib.sh; plan_init "$1" r157
 # in order of need (a refused start left ~270 s of device time: each step is packed as it ends)
 plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
@@ -15,5 +17,13 @@ plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$
 plan_bench bar_A_1 maxgemm_bench bench/matrix_bar.txt 60
 plan_bench bar_O_1 bench_O bench/matrix_bar.txt 60
 plan_bench bar_A_2 maxgemm_bench bench/matrix_bar.txt 60
+# TL3 on main with PN: does the M = 32-64 k-loops' spread (run 153: CTA pairs 3-4 us early) shrink with the 1.25x
+# L2 -> SM traffic gone (if the late CTAs were limited by a per-GPC ingress share, it should)?
+for m in 8 32 64; do
+    for d in 1 0; do
+        plan_cli tl3_d${d}_m${m} tl3 30 --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3
+    done
+done
+plan_step "timelines"
 plan_python libmaxgemm.so check_model 60 --quick
 for s in gpu_api gpu_dispatch gpu_shortcut; do plan_suite test_maxgemm "$s/*" $s 60 --verbose; done
