@@ -276,6 +276,9 @@ static void row_label(const mgm_row *row, char *buf, size_t n) {
         snprintf(buf, n, "ceiling_%s %lldx%lldx%lld", mgm_prec_name(row->prec), (long long)row->m, (long long)row->n,
                  (long long)row->k);
         break;
+    case MGM_CEIL_INT8:
+        snprintf(buf, n, "ceiling_int8 %lldx%lldx%lld", (long long)row->m, (long long)row->n, (long long)row->k);
+        break;
     case MGM_BARE_WRITE: snprintf(buf, n, "bare_write %lld floats", (long long)row->m); break;
     case MGM_SPLIT_W: snprintf(buf, n, "split_w %lldx%lld", (long long)row->n, (long long)row->k); break;
     case MGM_SPLIT_X: snprintf(buf, n, "split_x %lldx%lld", (long long)row->m, (long long)row->k); break;
@@ -301,6 +304,7 @@ static const char *ceiling_name(mgm_kind k) {
     case MGM_CEIL_BF16: return "ceiling_bf16";
     case MGM_CEIL_TF32: return "ceiling_tf32";
     case MGM_CEIL_FP32: return "ceiling_fp32";
+    case MGM_CEIL_INT8: return "ceiling_int8";
     default: return "?";
     }
 }
@@ -407,6 +411,7 @@ static double guess_row_s(const mgm_row *row, int sm, int flush, int warmup, int
     case MGM_CEIL_BF16:
     case MGM_CEIL_TF32:
     case MGM_CEIL_FP32: return n * guess_fwd_s(0, row->prec, row->m, row->n, row->k) + fixed;
+    case MGM_CEIL_INT8: return n * guess_fwd_s(0, MGM_BF16, row->m, row->n, row->k) + fixed;   /* at most bf16's */
     case MGM_BARE_WRITE: return 2.0 * n * 5e-6 + fixed;
     case MGM_SPLIT_W:
     case MGM_SPLIT_X: return n * (double)(row->kind == MGM_SPLIT_W ? row->n : row->m) * (double)row->k * 8.0 / 3.5e12 + fixed;
@@ -584,9 +589,13 @@ typedef struct gemm_ctx {
 static mg_status gemm_fn(void *p) {
     gemm_ctx *g = (gemm_ctx *)p;
     const float one = 1.0f, zero = 0.0f;
-    /* Row-major y (M x N) = x W^T is column-major y^T (N x M, ld N) = op_T(W as K x N column-major) x (K x M). */
-    cublasStatus_t s = cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &one, g->W, g->ab, g->k, g->x,
-                                    g->ab, g->k, &zero, g->y, g->c, g->n, g->compute, CUBLAS_GEMM_DEFAULT);
+    const int32_t ione = 1, izero = 0;   /* CUBLAS_COMPUTE_32I scales in int32 */
+    const int ints = g->compute == CUBLAS_COMPUTE_32I;
+    /* Row-major y (M x N) = x W^T is column-major y^T (N x M, ld N) = op_T(W as K x N column-major) x (K x M): the
+     * TN layout, which is also the one cuBLAS's int8 tensor-core GEMM takes. */
+    cublasStatus_t s = cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, ints ? (const void *)&ione : &one,
+                                    g->W, g->ab, g->k, g->x, g->ab, g->k, ints ? (const void *)&izero : &zero, g->y,
+                                    g->c, g->n, g->compute, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS)
         return mg_set_error(MG_ERR_CUBLAS, "cublasGemmEx(%d, %d, %d): cuBLAS status %d", g->n, g->m, g->k, (int)s);
     return MG_OK;
@@ -678,22 +687,39 @@ static int run_copy(env *e, const mgm_row *row, int warmup, int samples, result 
                    (long long)row->m);
 }
 
+/* Times cuBLAS GemmEx as g describes it (g->h: a handle made here, on the bench's stream) and fills r's rates from
+ * 2MNK and the bytes read once + written. */
+static mg_status time_gemm(env *e, gemm_ctx *g, double bytes, int warmup, int samples, result *r) {
+    cublasHandle_t h = NULL;
+    mg_status s = cublasCreate(&h) == CUBLAS_STATUS_SUCCESS ? MG_OK : mg_set_error(MG_ERR_CUBLAS, "cublasCreate failed");
+    if (s != MG_OK) h = NULL;
+    if (s == MG_OK && cublasSetStream(h, e->stream) != CUBLAS_STATUS_SUCCESS)
+        s = mg_set_error(MG_ERR_CUBLAS, "cublasSetStream failed");
+    g->h = h;
+    if (s == MG_OK) s = time_it(e, gemm_fn, g, warmup, samples, r);
+    if (h) cublasDestroy(h);
+    if (s == MG_OK) {
+        const double flop = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+        r->tflops = flop / (r->st.median * 1e-3) / 1e12;
+        r->gbps = bytes / (r->st.median * 1e-3) / 1e9;
+        r->intensity = flop / bytes;
+    }
+    return s;
+}
+
 static int run_cublas_ceiling(env *e, const mgm_row *row, uint64_t seed, int warmup, int samples, result *r) {
     snprintf(r->name, sizeof r->name, "%s", ceiling_name(row->kind));
     if (row->k == 0) return res_set(r, ST_SKIPPED, "K = 0: no GEMM to time");
     mg_precision p = (mg_precision)row->prec;
     size_t es = mg_elem_bytes(p);
     void *x = NULL, *W = NULL, *b = NULL, *y = NULL;
-    cublasHandle_t h = NULL;
     mg_status s = dmalloc(&x, (size_t)row->m * (size_t)row->k * es, "ceiling x");
     if (s == MG_OK) s = dmalloc(&W, (size_t)row->n * (size_t)row->k * es, "ceiling W");
     if (s == MG_OK) s = dmalloc(&b, (size_t)row->n * es, "ceiling b");
     if (s == MG_OK) s = dmalloc(&y, (size_t)row->m * (size_t)row->n * es, "ceiling y");
     /* seed-like values: the power (and so the clock) a GEMM draws depends on the data */
     if (s == MG_OK) s = mg_fill_seedlike(x, W, b, row->m, row->n, row->k, p, seed, e->stream);
-    if (s == MG_OK && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) { h = NULL; s = mg_set_error(MG_ERR_CUBLAS, "cublasCreate failed"); }
-    if (s == MG_OK && cublasSetStream(h, e->stream) != CUBLAS_STATUS_SUCCESS) s = mg_set_error(MG_ERR_CUBLAS, "cublasSetStream failed");
-    gemm_ctx g = {h, (int)row->m, (int)row->n, (int)row->k, x, W, y, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    gemm_ctx g = {NULL, (int)row->m, (int)row->n, (int)row->k, x, W, y, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
     const char *what = "";
     if (row->kind == MGM_CEIL_BF16) {
         g.ab = g.c = CUDA_R_16BF;
@@ -704,19 +730,50 @@ static int run_cublas_ceiling(env *e, const mgm_row *row, uint64_t seed, int war
     } else {
         what = "cublasGemmEx fp32 in/out, CUBLAS_COMPUTE_32F (SIMT SGEMM)";
     }
-    if (s == MG_OK) s = time_it(e, gemm_fn, &g, warmup, samples, r);
-    if (h) cublasDestroy(h);
+    const double bytes = ((double)row->m * row->k + (double)row->n * row->k + (double)row->m * row->n) * (double)es;
+    if (s == MG_OK) s = time_gemm(e, &g, bytes, warmup, samples, r);
     cudaFree(x);
     cudaFree(W);
     cudaFree(b);
     cudaFree(y);
     if (s != MG_OK) return res_set(r, ST_ERROR, "%s", mg_last_error());
-    double flop = 2.0 * (double)row->m * (double)row->n * (double)row->k;
-    double bytes = ((double)row->m * row->k + (double)row->n * row->k + (double)row->m * row->n) * (double)es;
-    r->tflops = flop / (r->st.median * 1e-3) / 1e12;
-    r->gbps = bytes / (r->st.median * 1e-3) / 1e9;
-    r->intensity = flop / bytes;
     return res_set(r, ST_OK, "%s", what);
+}
+
+/* The int8 ceiling: cublasGemmEx s8 x s8 -> s32 (CUBLAS_COMPUTE_32I, the TN layout) at the ceilings shape, the
+ * tensor-core roof that kernels 9-11 run their three s8 products on (plots/roofline.gp draws it beside the
+ * datasheet's 1979 TOPS). Inputs: bytes in [-127, 127] from the project's hash (the s8 slices of seed-like data span
+ * that range; the power, and so the clock, a GEMM draws depends on the data). The tflops column holds TOPS. */
+static int run_int8_ceiling(env *e, const mgm_row *row, uint64_t seed, int warmup, int samples, result *r) {
+    snprintf(r->name, sizeof r->name, "%s", ceiling_name(row->kind));
+    if (row->k == 0) return res_set(r, ST_SKIPPED, "K = 0: no GEMM to time");
+    if (row->k % 4 != 0 || row->n % 4 != 0)
+        return res_set(r, ST_SKIPPED, "cuBLAS's int8 GEMM needs K and N multiples of 4 (got K = %lld, N = %lld)",
+                       (long long)row->k, (long long)row->n);
+    const size_t nx = (size_t)row->m * (size_t)row->k, nw = (size_t)row->n * (size_t)row->k;
+    int8_t *host = (int8_t *)malloc(nx > nw ? nx : nw);
+    void *x = NULL, *W = NULL, *y = NULL;
+    mg_status s = host ? MG_OK : mg_set_error(MG_ERR_OUT_OF_MEMORY, "ceiling int8: host buffer of %zu bytes",
+                                             nx > nw ? nx : nw);
+    if (s == MG_OK) s = dmalloc(&x, nx, "ceiling int8 x");
+    if (s == MG_OK) s = dmalloc(&W, nw, "ceiling int8 W");
+    if (s == MG_OK) s = dmalloc(&y, (size_t)row->m * (size_t)row->n * sizeof(int32_t), "ceiling int8 y");
+    for (int t = 0; t < 2 && s == MG_OK; t++) {   /* x, then W: each through the one host buffer */
+        const size_t cnt = t == 0 ? nx : nw;
+        const uint64_t stream = (uint64_t)(t ? MG_RNG_W : MG_RNG_X) << 56;
+        for (size_t i = 0; i < cnt; i++) host[i] = (int8_t)((int)(mg_splitmix64(seed ^ stream ^ i) % 255u) - 127);
+        if (cudaMemcpy(t == 0 ? x : W, host, cnt, cudaMemcpyHostToDevice) != cudaSuccess)
+            s = mg_set_error(MG_ERR_CUDA, "ceiling int8: cudaMemcpy: %s", cudaGetErrorString(cudaGetLastError()));
+    }
+    gemm_ctx g = {NULL, (int)row->m, (int)row->n, (int)row->k, x, W, y, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I};
+    const double bytes = (double)nx + (double)nw + (double)row->m * (double)row->n * 4.0;
+    if (s == MG_OK) s = time_gemm(e, &g, bytes, warmup, samples, r);
+    free(host);
+    cudaFree(x);
+    cudaFree(W);
+    cudaFree(y);
+    if (s != MG_OK) return res_set(r, ST_ERROR, "%s", mg_last_error());
+    return res_set(r, ST_OK, "cublasGemmEx s8 in; s32 out; CUBLAS_COMPUTE_32I (TOPS)");
 }
 
 typedef struct graph_ctx { cudaGraphExec_t ge; cudaStream_t stream; } graph_ctx;
@@ -1263,6 +1320,7 @@ int main(int argc, char **argv) {
             case MGM_CEIL_BF16:
             case MGM_CEIL_TF32:
             case MGM_CEIL_FP32: run_cublas_ceiling(&e, row, mx->seed, warmup, samples, &r); break;
+            case MGM_CEIL_INT8: run_int8_ceiling(&e, row, mx->seed, warmup, samples, &r); break;
             case MGM_BARE_WRITE: run_bare_write(&e, row, warmup, samples, &bl, &r); break;
             case MGM_SPLIT_W:
             case MGM_SPLIT_X: run_split(&e, row, warmup, samples, &r); break;

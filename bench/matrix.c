@@ -508,12 +508,13 @@ int mg_matrix_expand(const mg_matrix *mx, const mgm_kernel_info *known, int nkno
 
     mgm_row r;
     if (mx->has_ceilings) {
-        for (int kind = MGM_CEIL_COPY; kind <= MGM_CEIL_FP32; kind++) {
+        for (int kind = MGM_CEIL_COPY; kind <= MGM_CEIL_INT8; kind++) {
             if (kind == MGM_CEIL_COPY && mx->copy_mib == 0) continue;
             memset(&r, 0, sizeof r);
             r.kind = (mgm_kind)kind;
             r.kernel = -1;
             r.max_dim = -1;
+            /* the copy and the int8 ceiling have no precision mode of the model (-1: an empty precision column) */
             r.prec = kind == MGM_CEIL_BF16 ? MGM_BF16 : kind == MGM_CEIL_TF32 ? MGM_TF32 : kind == MGM_CEIL_FP32 ? MGM_FP32 : -1;
             if (kind == MGM_CEIL_COPY) { r.m = mx->copy_mib; r.n = 1; r.k = 0; }   /* m carries the MiB */
             else { r.m = mx->ceil_m; r.n = mx->ceil_n; r.k = mx->ceil_k; }

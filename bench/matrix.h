@@ -57,6 +57,7 @@ typedef enum mgm_kind {
     MGM_CEIL_BF16,       /* cuBLAS GemmEx bf16 in/out, fp32 accumulate, at the ceilings shape */
     MGM_CEIL_TF32,       /* cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32 */
     MGM_CEIL_FP32,       /* cuBLAS CUBLAS_COMPUTE_32F (SIMT SGEMM) */
+    MGM_CEIL_INT8,       /* cuBLAS GemmEx s8 in, s32 out, CUBLAS_COMPUTE_32I: the roof of kernels 9-11's s8 products */
     MGM_KERNEL,          /* a registry kernel through the public API */
     MGM_BARE_WRITE,      /* a kernel that writes M floats: the launch + write floor of the short-circuit */
     MGM_SPLIT_W,         /* mg_split_bf16 of W (N x K) at the ceilings shape: what the split kernels save by

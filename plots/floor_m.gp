@@ -14,12 +14,14 @@ roofs = system(sprintf("awk -F, -f plots/plotdata.awk -v mode=roofs '%s'", csv))
 copy = real(word(roofs, 1))
 cbf = real(word(roofs, 2))
 ctf = real(word(roofs, 3))
+ci8 = real(word(roofs, 5))
+i8note = (ci8 == ci8 && ci8 > 0) ? sprintf("cuBLAS's s8 GemmEx measured %.0f TOPS here", ci8) : "no int8 ceiling in this CSV"
 who = (src eq 'auto') ? 'auto' : 'best kernel'
 what = (src eq 'auto') ? 'the auto kernel' : 'the best kernel per point (no auto rows in this CSV)'
 DATA(p) = sprintf("< awk -F, -f plots/plotdata.awk -v mode=msweep -v prec=%s '%s'", p, csv)
 roof(p) = p eq 'bf16' ? sprintf('bytes (2 B) / copy %.0f GB/s, or 2MNK / cuBLAS bf16 %.0f TFLOP/s', copy, cbf) : \
           p eq 'tf32' ? sprintf('bytes (4 B) / copy %.0f GB/s, or 2MNK / cuBLAS tf32 %.0f TFLOP/s', copy, ctf) : \
-          sprintf("bytes (4 B) / copy %.0f GB/s, or 3 x 2MNK / cuBLAS bf16 %.0f TFLOP/s (split fp32 = 3 bf16 GEMMs))\nabove 100%%: kernels 10 and 11 run three s8 products instead, faster than the bf16 split this floor assumes (no int8 ceiling is measured", copy, cbf)
+          sprintf("bytes (4 B) / copy %.0f GB/s, or 3 x 2MNK / cuBLAS bf16 %.0f TFLOP/s (split fp32 = 3 bf16 GEMMs))\nabove 100%%: kernels 10 and 11 run three s8 products instead, faster than the bf16 split this floor assumes (%s", copy, cbf, i8note)
 
 set terminal pngcairo size 1400,1300 font ",11" noenhanced
 set output outdir.'/floor_m.png'

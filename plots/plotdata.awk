@@ -16,7 +16,7 @@
 #               (out = M for max_dim 1, N for max_dim 0; 2 B bf16, 4 B tf32 / fp32), the copy rate = ceiling_copy's
 #               gbps (bytes read + written per second), roof = ceiling_bf16 / ceiling_tf32 tflops for bf16 / tf32,
 #               and for fp32 3 x 2MNK at ceiling_bf16 (the fp32-accurate kernels 5 and 6 run three bf16 GEMMs).
-# mode=roofs    copy_gbps bf16_tflops tf32_tflops fp32_tflops (the ceiling rows; NaN where absent)
+# mode=roofs    copy_gbps bf16_tflops tf32_tflops fp32_tflops int8_tops (the ceiling rows; NaN where absent)
 # mode=ladder   headline M=1024 N=K=8192, full compute, explicit kernels (not auto), in CSV order:
 #                 label x1 lo1 hi1 x0 lo0 hi0
 #               lo / hi: kernel 0's paired median over the row's p90 / p10 (or max / min in CSVs without p10_ms)
@@ -39,6 +39,7 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     if (name == "ceiling_bf16") { cbf = get("tflops"); next }
     if (name == "ceiling_tf32") { ctf = get("tflops"); next }
     if (name == "ceiling_fp32") { cfp = get("tflops"); next }
+    if (name == "ceiling_int8") { ci8 = get("tflops"); next }
     if (get("kernel") == "-1" || get("shortcut") != "0") next
     k = get("kernel") + 0; p = get("precision"); md = get("max_dim"); m = get("m") + 0
     n = get("n") + 0; kk = get("k") + 0
@@ -106,7 +107,7 @@ function one(m, md,   key, x, kid, med, fl) {
 }
 END {
     if (mode == "src") { print has_auto ? "auto" : "best"; exit 0 }
-    if (mode == "roofs") { print num(copy), num(cbf), num(ctf), num(cfp); exit 0 }
+    if (mode == "roofs") { print num(copy), num(cbf), num(ctf), num(cfp), num(ci8); exit 0 }
     if (mode == "spread") { print (spread == "" ? "min/max" : spread); exit 0 }
     if (mode == "msweep") {
         for (i = 2; i <= nm; i++) { v = ms[i]; for (j = i - 1; j >= 1 && ms[j] > v; j--) ms[j + 1] = ms[j]; ms[j + 1] = v }

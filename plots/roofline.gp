@@ -6,7 +6,8 @@
 # explicit kernel and precision (max_dim 1, full compute; auto rows left out: they repeat a kernel's point). The
 # split-precision kernels are drawn where they run: 5, 6 (fp32 accuracy from three bf16 GEMMs) against the bf16 roof,
 # 9, 10 (three s8 products) against the int8 roof, each at 3 x the intensity and 3 x the rate of their fp32 problem
-# (no int8 ceiling is measured: the datasheet roof only). The labels stand in one column right of the
+# (the int8 roof measured by cuBLAS's s8 GemmEx where the CSV has a ceiling_int8 row, which CSVs before run 157 lack).
+# The labels stand in one column right of the
 # points, spread apart so that none overlap, each joined to its point by a thin line.
 if (!exists("csv")) csv = 'bench/results/h200.csv'
 if (!exists("outdir")) outdir = 'plots'
@@ -17,6 +18,7 @@ bw   = real(word(roofs, 1)) / 1000.0      # TB/s
 cbf  = real(word(roofs, 2))
 ctf  = real(word(roofs, 3))
 cfp  = real(word(roofs, 4))
+ci8  = real(word(roofs, 5))
 gpu  = system(sprintf("awk -F, -f tools/csvsel.awk -v first=1 -v cols=gpu '%s'", csv))
 YMAX = 3000
 XLAB = 2000
@@ -45,6 +47,7 @@ set style line 4 lc rgb '#1f77b4' lw 1 dt 2
 set style line 5 lc rgb '#2ca02c' lw 1 dt 2
 set style line 6 lc rgb '#d62728' lw 1 dt 2
 set style line 7 lc rgb '#ff7f0e' lw 1 dt 2
+set style line 8 lc rgb '#ff7f0e' lw 2
 set samples 400
 # point colour and shape per precision (the label's last word; split kernels carry "(x3 bf16)")
 is(s, w) = strstrt(s, w) > 0
@@ -59,6 +62,7 @@ plot \
   (ok(cbf) && ok(bw) ? roof(x, cbf, bw) : 1/0) ls 1 title sprintf('bf16 cuBLAS measured %.0f, copy %.2f TB/s', cbf, bw), \
   (ok(ctf) && ok(bw) ? roof(x, ctf, bw) : 1/0) ls 2 title sprintf('tf32 cuBLAS measured %.0f', ctf), \
   (ok(cfp) && ok(bw) ? roof(x, cfp, bw) : 1/0) ls 3 title sprintf('fp32 cuBLAS SGEMM measured %.0f', cfp), \
+  (ok(ci8) && ok(bw) ? roof(x, ci8, bw) : 1/0) ls 8 title sprintf('int8 cuBLAS s8 GemmEx measured %.0f TOPS', ci8), \
   PTS using 3:4:($1 * 1.06 - $3):($2 - $4) with vectors nohead lc rgb '#bbbbbb' lw 1 notitle, \
   PTS using 1:(split(strcol(5)) ? NaN : is(strcol(5), 'bf16') ? $2 : NaN) with points pt 7 ps 1.6 lc rgb '#1f77b4' title 'bf16 kernels', \
   PTS using 1:(is(strcol(5), 'tf32') ? $2 : NaN) with points pt 5 ps 1.6 lc rgb '#2ca02c' title 'tf32 kernels', \

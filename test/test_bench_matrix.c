@@ -80,3 +80,19 @@ Test(bench_matrix, variants_and_prune_errors) {
     cr_assert_eq(mx.prune, 0.0, "off by default");
     expect_error("prune 0.5\n", 1, "prune");
 }
+
+/* 'ceilings M N K' measures every ceiling of the run first, in kind order: the copy, cuBLAS bf16 / tf32 / fp32 and
+ * the int8 one (s8 GemmEx: the roof of kernels 9-11's products, no precision mode of the model), then the splits. */
+Test(bench_matrix, ceilings_rows_include_int8) {
+    cr_assert_eq(parse("kernels 0\nprecisions bf16\nmax_dims 1\nceilings 1024 8192 8192\ncopy_mib 64\n"), 0, "%s", err);
+    mgm_row *rows = NULL;
+    const int n = mg_matrix_expand(&mx, known, 2, -1, &rows, err, sizeof err);
+    cr_assert_geq(n, 7, "%d rows (%s)", n, err);
+    const mgm_kind want[] = {MGM_CEIL_COPY, MGM_CEIL_BF16, MGM_CEIL_TF32, MGM_CEIL_FP32, MGM_CEIL_INT8, MGM_SPLIT_W,
+                             MGM_SPLIT_X};
+    for (int i = 0; i < 7; i++) cr_assert_eq(rows[i].kind, want[i], "row %d: kind %d", i, (int)rows[i].kind);
+    cr_assert(rows[4].prec == -1 && rows[4].m == 1024 && rows[4].n == 8192 && rows[4].k == 8192,
+              "the int8 ceiling: no precision mode, the ceilings shape (prec %d, %lld x %lld x %lld)", rows[4].prec,
+              (long long)rows[4].m, (long long)rows[4].n, (long long)rows[4].k);
+    free(rows);
+}
