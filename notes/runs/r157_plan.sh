@@ -1,14 +1,16 @@
-# run 157 (session 33, an H200, ~170 s): main with PN (kernel 8's W map without L2 promotion, merged pending this
+# run 157 (session 33, an H200, ~170 s; ~260 s with run 158's PA at its end): main with PN (kernel 8's W map without L2 promotion, merged pending this
 # measurement) against O, the old map (notes/runs/r157_exp_old_promo.diff), on an H200; then main's benchmark.
 # Prediction (run 155's probe; run 156's H100 A/B was level, where the H100's stream had no such gap): bf16 M <= 64
 # 1.5-2 us faster in both max_dims, tf32 M <= 64 2-4 us, M > 64 level to slightly faster. If O wins, PN is reverted
 # and the benchmark CSV discarded.
 # BIN bench_O maxgemm_bench notes/runs/r157_exp_old_promo.diff
 # BIN tl3 maxgemm notes/runs/r147_exp_light_timeline.diff
+# BIN bench_PA maxgemm_bench notes/runs/r158_exp_promo_2d.diff
 #   tools/pack_bundle.sh notes/runs/r157_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 400)
 #   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds (run
-#   151's kept as h200_r151.csv), `make plots`; tools/timeline_summary.py OUT/r157/tl3_*.txt
+#   151's kept as h200_r151.csv), `make plots`; tools/timeline_summary.py OUT/r157/tl3_*.txt; run 158:
+#   tools/ab_variants.py OUT/r158/ab_*.csv and tools/ab_variants.py --split 0 OUT/r158/promo_*.csv
 . bundle/plan_lib.sh; plan_init "$1" r157
 # in order of need (a refused start left ~270 s of device time: each step is packed as it ends)
 plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
@@ -27,3 +29,14 @@ done
 plan_step "timelines"
 plan_python libmaxgemm.so check_model 60 --quick
 for s in gpu_api gpu_dispatch gpu_shortcut; do plan_suite test_maxgemm "$s/*" $s 60 --verbose; done
+# run 158 in the same call, if time is left: PA (notes/runs/r158_exp_promo_2d.diff), every 2-D TMA map (x and W of
+# kernels 3, 4 and 6 (kernels/ws_host.cuh) and 10, x of kernel 8) without L2 promotion. Their rows are 16 KiB or longer, so the 256-byte
+# promotion pulls in the next box along K, which the same CTA loads next: prediction level (+-1%), unlike the panels'
+# 128-byte rows. bench/matrix_promo.txt (kernels 4, 6, 10 at the headline, auto at M = 2048 / 16384) and kernel 8's
+# rows (bench/matrix_poller.txt: x's map at M = 32-64, where x's traffic is 0.5-1 x W's).
+PLAN_RUN=r158; O=$PLAN_ROOT/r158; mkdir -p $O
+plan_ab bench/matrix_poller.txt A_1 PA_1 PA_2 A_2
+plan_bench promo_A_1 maxgemm_bench bench/matrix_promo.txt 90
+plan_bench promo_PA_1 bench_PA bench/matrix_promo.txt 90
+plan_bench promo_PA_2 bench_PA bench/matrix_promo.txt 90
+plan_bench promo_A_2 maxgemm_bench bench/matrix_promo.txt 90
