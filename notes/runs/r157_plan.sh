@@ -6,6 +6,7 @@
 # BIN bench_O maxgemm_bench notes/runs/r157_exp_old_promo.diff
 # BIN tl3 maxgemm notes/runs/r147_exp_light_timeline.diff
 # BIN bench_PA maxgemm_bench notes/runs/r158_exp_promo_2d.diff
+# BIN bench_CP maxgemm_bench notes/runs/r143_exp_plain_launch.diff
 #   tools/pack_bundle.sh notes/runs/r157_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 400)
 #   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds (run
@@ -40,3 +41,10 @@ plan_bench promo_A_1 maxgemm_bench bench/matrix_promo.txt 90
 plan_bench promo_PA_1 bench_PA bench/matrix_promo.txt 90
 plan_bench promo_PA_2 bench_PA bench/matrix_promo.txt 90
 plan_bench promo_A_2 maxgemm_bench bench/matrix_promo.txt 90
+# last: run 143's CP on the H200 (max_dim 0's grid finish launched plainly: a diagnostic, co-residency unguaranteed):
+# max_dim 0 - max_dim 1 is 2.6-3.8 us event timed (run 151's bar rows) but 2.3-2.4 us in ncu's durations (run 153),
+# so ~0.3-1.4 us of max_dim 0 lies outside the kernel; the H100 had CP level (run 143). Prediction: level here too.
+plan_bench bar_A_3 maxgemm_bench bench/matrix_bar.txt 60
+plan_bench bar_CP_1 bench_CP bench/matrix_bar.txt 60
+plan_bench bar_CP_2 bench_CP bench/matrix_bar.txt 60
+plan_bench bar_A_4 maxgemm_bench bench/matrix_bar.txt 60
