@@ -65,16 +65,16 @@
  * (notes/18_small_m.md "Session 33"; run 134 before the poller had M <= 64 at 35.6-37.2 / 38.8-40.1 us; on an H100,
  * run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us, 1.14-1.19x, against a 44.3 us W floor).
  * W in panels: +3.5% on the W-stream rows (run 85); the fused finish without the second fence: +2% on the fused
- * max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0 at M <= 64 (run 97); the clusters-of-2
- * producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan (run 101); max_dim 1's start ticket (no
- * arrival, no last CTA) with the producer on the uniform datapath but at n8: +2.7% geomean on bf16 max_dim 1's
- * M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B); max_dim 0's tagged slots: +1.7 to +3.5% at M = 1-8
- * (run 116), the own slot from the register +1 to +3% at M <= 16 (run 118), the grid finish by default at mid M 0-6%
- * over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's parameters by value
- * (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129, H200); the
- * poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue 2.5-2.85 ->
- * 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us); W's map without L2 promotion (w_map): level on an H100 (run
- * 156), where tools/probe_start.cu's copy of the map read 128 MiB in 33.4 us without it against 35.6-36.0 with it
+ * max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0
+ * at M <= 64 (run 97); the clusters-of-2 producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan
+ * (run 101); max_dim 1's start ticket (no arrival, no last CTA) with the producer on the uniform datapath but at n8:
+ * +2.7% geomean on bf16 max_dim 1's M = 1-768 rows, +0.5 to +5% each (run 112, same-run A/B); max_dim 0's tagged slots:
+ * +1.7 to +3.5% at M = 1-8 (run 116), the own slot from the register +1 to +3% at M <= 16 (run 118), the grid finish by
+ * default at mid M 0-6% over the finalize (run 118); n16 in the producer's R form +2.0% (run 116); the grid finish's
+ * parameters by value (GridArgs, kernels/swapab_finish.cuh): +0.6 / +0.8% on bf16 / tf32 max_dim 0 at M <= 64 (run 129,
+ * H200); the poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue
+ * 2.5-2.85 -> 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us); W's map without L2 promotion (w_map): level on an H100
+ * (run 156), where tools/probe_start.cu's copy of the map read 128 MiB in 33.4 us without it against 35.6-36.0 with it
  * on an H200 (run 155; kernel 8 at bf16 M = 8 was that ring + ~0.3 us): not yet A/B-measured on an H200.
  */
 #include <cuda_runtime.h>
