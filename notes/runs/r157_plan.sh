@@ -1,4 +1,5 @@
-# run 157 (session 33, an H200, ~170 s; ~260 s with run 158's PA at its end): main with PN (kernel 8's W map without L2 promotion, merged pending this
+# run 157 (session 33, an H200, ~170 s; ~450 s with runs 158 (PA, CP) and 159 (QG) at its end, each step packed as it
+# ends): main with PN (kernel 8's W map without L2 promotion, merged pending this
 # measurement) against O, the old map (notes/runs/r157_exp_old_promo.diff), on an H200; then main's benchmark.
 # Prediction (run 155's probe; run 156's H100 A/B was level, where the H100's stream had no such gap): bf16 M <= 64
 # 1.5-2 us faster in both max_dims, tf32 M <= 64 2-4 us, M > 64 level to slightly faster. If O wins, PN is reverted
@@ -7,6 +8,8 @@
 # BIN tl3 maxgemm notes/runs/r147_exp_light_timeline.diff
 # BIN bench_PA maxgemm_bench notes/runs/r158_exp_promo_2d.diff
 # BIN bench_CP maxgemm_bench notes/runs/r143_exp_plain_launch.diff
+# BIN bench_QG maxgemm_bench notes/runs/r159_exp_qg.diff
+# BIN test_QG test_maxgemm notes/runs/r159_exp_qg.diff
 #   tools/pack_bundle.sh notes/runs/r157_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 400)
 #   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds (run
@@ -48,3 +51,18 @@ plan_bench bar_A_3 maxgemm_bench bench/matrix_bar.txt 60
 plan_bench bar_CP_1 bench_CP bench/matrix_bar.txt 60
 plan_bench bar_CP_2 bench_CP bench/matrix_bar.txt 60
 plan_bench bar_A_4 maxgemm_bench bench/matrix_bar.txt 60
+# run 159: QG (notes/runs/r159_exp_qg.diff) = run 152's Q (the own-sum warp: the producer's idle warp 3 sums the own
+# rows and stores the slot) + from run 150's F2 the finish's two pieces off the k-loop: mu = g * (1 / N) and the GELU
+# in fp32 (fp64 where c - mu leaves fp32's range), each consumer thread's column read before it waits for mu. Its
+# k-loops and producer loops: main's in 33 of 36 configurations, the other 3 (clusters of 2, which never run the grid
+# finish) 2 lines apart before the loop (a MOV for an IMAD.MOV). No spills; CPU tests 186/186.
+# Floors: max_dim 0 at M <= 64 is max_dim 1 + 2.3-2.6 us of launch (run 153's ncu) after the same W stream; the tail
+# after the last epilogue 2.0-2.7 us (TL3, runs 152-153), of which Q took ~0.2 us off the last slot's store and
+# 0.0-0.2 us off the end. Prediction: bf16 / tf32 max_dim 0 M <= 64 0.3-0.5 us faster, the rest level.
+PLAN_RUN=r159; O=$PLAN_ROOT/r159; mkdir -p $O
+plan_sanitize test_QG 'gpu_kernels/swapab_md0_slots' QG 60 racecheck synccheck
+plan_ab bench/matrix_poller.txt A_1 QG_1 QG_2 A_2
+plan_suite test_QG 'gpu_determinism/*' determinism_QG 90 --verbose
+plan_suite test_QG 'gpu_kernels/planted_nonfinite' nonfinite_QG 60 --verbose
+plan_suite test_QG 'gpu_kernels/swapab_*' swapab_QG 150 --verbose
+plan_suite test_QG 'gpu_dispatch/*' dispatch_QG 60 --verbose
