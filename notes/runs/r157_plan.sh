@@ -16,7 +16,9 @@
 #   151's kept as h200_r151.csv), `make plots`; tools/timeline_summary.py OUT/r157/tl3_*.txt; run 158:
 #   tools/ab_variants.py OUT/r158/ab_*.csv and tools/ab_variants.py --split 0 OUT/r158/promo_*.csv
 . bundle/plan_lib.sh; plan_init "$1" r157
-# in order of need (a refused start left ~270 s of device time: each step is packed as it ends)
+# in order of need, each step packed as it ends. Run 157's own steps are the H200's questions (run 156 measured PN on
+# an H100): on another GPU the call goes straight to runs 158-159, which either GPU answers.
+if [ "$PLAN_GPU" = nvidia_h200 ]; then
 plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
 timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
 plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
@@ -33,10 +35,13 @@ done
 plan_step "timelines"
 plan_python libmaxgemm.so check_model 60 --quick
 for s in gpu_api gpu_dispatch gpu_shortcut; do plan_suite test_maxgemm "$s/*" $s 60 --verbose; done
+else
+    plan_step "not an H200 ($PLAN_GPU): run 157's steps skipped"
+fi
 # run 158 in the same call, if time is left: PA (notes/runs/r158_exp_promo_2d.diff), every 2-D TMA map (x and W of
-# kernels 3, 4 and 6 (kernels/ws_host.cuh) and 10, x of kernel 8) without L2 promotion. Their rows are 16 KiB or longer, so the 256-byte
-# promotion pulls in the next box along K, which the same CTA loads next: prediction level (+-1%), unlike the panels'
-# 128-byte rows. bench/matrix_promo.txt (kernels 4, 6, 10 at the headline, auto at M = 2048 / 16384) and kernel 8's
+# kernels 3, 4 and 6 (kernels/ws_host.cuh) and 10, x of kernel 8) without L2 promotion. Their rows are 16 KiB or
+# longer, so the 256-byte promotion pulls in the next box along K, which the same CTA loads next: prediction level
+# (+-1%), unlike the panels' 128-byte rows. bench/matrix_promo.txt (kernels 4, 6, 10 at the headline, auto at M = 2048 / 16384) and kernel 8's
 # rows (bench/matrix_poller.txt: x's map at M = 32-64, where x's traffic is 0.5-1 x W's).
 PLAN_RUN=r158; O=$PLAN_ROOT/r158; mkdir -p $O
 plan_ab bench/matrix_poller.txt A_1 PA_1 PA_2 A_2
