@@ -41,8 +41,9 @@ fi
 # run 158 in the same call, if time is left: PA (notes/runs/r158_exp_promo_2d.diff), every 2-D TMA map (x and W of
 # kernels 3, 4 and 6 (kernels/ws_host.cuh) and 10, x of kernel 8) without L2 promotion. Their rows are 16 KiB or
 # longer, so the 256-byte promotion pulls in the next box along K, which the same CTA loads next: prediction level
-# (+-1%), unlike the panels' 128-byte rows. bench/matrix_promo.txt (kernels 4, 6, 10 at the headline, auto at M = 2048 / 16384) and kernel 8's
-# rows (bench/matrix_poller.txt: x's map at M = 32-64, where x's traffic is 0.5-1 x W's).
+# (+-1%), unlike the panels' 128-byte rows. bench/matrix_promo.txt (kernels 4, 6, 10 at the headline, auto at
+# M = 2048 / 16384) and kernel 8's rows (bench/matrix_poller.txt: x's map at M = 32-64, where x's traffic is 0.5-1 x
+# W's).
 PLAN_RUN=r158; O=$PLAN_ROOT/r158; mkdir -p $O
 plan_ab bench/matrix_poller.txt A_1 PA_1 PA_2 A_2
 plan_bench promo_A_1 maxgemm_bench bench/matrix_promo.txt 90
