@@ -114,7 +114,8 @@ $(BUILD)/gen $(BUILD)/obj $(BUILD)/obj/test:
 test: $(BUILD)/test_maxgemm $(BUILD)/maxgemm $(BUILD)/gen_dispatch
 	tools/run_tests.sh $(BUILD)/test_maxgemm --jobs 1
 	@if command -v python3 > /dev/null; then python3 test/test_dispatch_tune.py --build $(BUILD) && \
-	python3 test/test_ab_variants.py; else echo "test: no python3: the python tests skipped"; fi
+	python3 test/test_ab_variants.py && python3 test/test_sweep_summary.py; \
+	else echo "test: no python3: the python tests skipped"; fi
 
 run: $(BUILD)/maxgemm
 	$(BUILD)/maxgemm run --check

@@ -12,7 +12,8 @@
 # BIN test_QG test_maxgemm notes/runs/r159_exp_qg.diff
 #   tools/pack_bundle.sh notes/runs/r157_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash bundle/run157.sh $OUT        (carry ["bundle"], timeout 600)
-#   then here: tools/ab_variants.py OUT/r157/ab_*.csv; bench_<gpu>.csv -> bench/results/h200.csv if PN holds (run
+#   then here: tools/ab_variants.py OUT/r157/ab_*.csv; tools/sweep_summary.py OUT/r157/bench_nvidia_h200.csv;
+#   bench_<gpu>.csv -> bench/results/h200.csv if PN holds (run
 #   151's kept as h200_r151.csv), `make plots`; tools/timeline_summary.py OUT/r157/tl3_*.txt; run 158:
 #   tools/ab_variants.py OUT/r158/ab_*.csv and tools/ab_variants.py --split 0 OUT/r158/promo_*.csv
 . bundle/plan_lib.sh; plan_init "$1" r157
