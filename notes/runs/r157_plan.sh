@@ -45,7 +45,7 @@ fi
 # (+-1%), unlike the panels' 128-byte rows. bench/matrix_promo.txt (kernels 4, 6, 10 at the headline, auto at
 # M = 2048 / 16384) and kernel 8's rows (bench/matrix_poller.txt: x's map at M = 32-64, where x's traffic is 0.5-1 x
 # W's).
-PLAN_RUN=r158; O=$PLAN_ROOT/r158; mkdir -p $O
+plan_init "$PLAN_ROOT" r158
 plan_ab bench/matrix_poller.txt A_1 PA_1 PA_2 A_2
 plan_bench promo_A_1 maxgemm_bench bench/matrix_promo.txt 90
 plan_bench promo_PA_1 bench_PA bench/matrix_promo.txt 90
@@ -66,7 +66,7 @@ plan_bench bar_A_4 maxgemm_bench bench/matrix_bar.txt 60
 # Floors: max_dim 0 at M <= 64 is max_dim 1 + 2.3-2.6 us of launch (run 153's ncu) after the same W stream; the tail
 # after the last epilogue 2.0-2.7 us (TL3, runs 152-153), of which Q took ~0.2 us off the last slot's store and
 # 0.0-0.2 us off the end. Prediction: bf16 / tf32 max_dim 0 M <= 64 0.3-0.5 us faster, the rest level.
-PLAN_RUN=r159; O=$PLAN_ROOT/r159; mkdir -p $O
+plan_init "$PLAN_ROOT" r159
 plan_sanitize test_QG 'gpu_kernels/swapab_md0_slots' QG 60 racecheck synccheck
 plan_ab bench/matrix_poller.txt A_1 QG_1 QG_2 A_2
 plan_suite test_QG 'gpu_determinism/*' determinism_QG 90 --verbose
