@@ -239,6 +239,14 @@ __device__ __forceinline__ float grid_col(const GridArgs &p, int j) {
     return c;
 }
 
+/* The finish's shared doubles (sh, the kernel's red words): consumers_sum's T / 32 warp sums, then mu (the poller
+ * writes it, the consumers read it after kPollMuBar), then this CTA's own packed slot (the consumers write it, the
+ * poller reads it after own_bar: THE POLLER). */
+template <int T> __device__ __forceinline__ double &sh_mu(double *sh) { return sh[T / 32]; }
+template <int T> __device__ __forceinline__ unsigned long long &sh_own(double *sh) {
+    return reinterpret_cast<unsigned long long *>(sh)[T / 32 + 1];
+}
+
 /* THE POLLER: the named barrier by which the poller hands mu to the consumers (kernel barriers 1-3: the consumers'),
  * and the mbarrier by which the consumers hand it their own sum: the kernel's fifth barrier word after zbar's flags
  * (swapab_kernel.cuh), arrival count 1, one phase per launch. */
@@ -283,7 +291,7 @@ __device__ __noinline__ void grid_poll(unsigned long long *gslot, int n, double 
         if (2 * missing > B) __nanosleep(1000);
     }
     mg_mbar_wait(own_bar(zbar), 0);   /* the consumers' own sum (grid_finish) */
-    const unsigned long long mine = reinterpret_cast<const unsigned long long *>(sh)[T / 32 + 1];
+    const unsigned long long mine = sh_own<T>(sh);
     double g = 0.0;
 #pragma unroll
     for (int q = 0; q < kPollQ; q++) {
@@ -291,7 +299,7 @@ __device__ __noinline__ void grid_poll(unsigned long long *gslot, int n, double 
         if (b < B) g += slot_sum(b == me ? mine : v[q]);
     }
     for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
-    if (lane == 0) sh[T / 32] = g / (double)n;
+    if (lane == 0) sh_mu<T>(sh) = g / (double)n;
     named_bar_arrive(kPollMuBar, T + 32);
 }
 
@@ -328,12 +336,12 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
         const unsigned long long mine = slot_pack(cs, tag);
         for (int b = me + t * B; b < p.gslots; b += 32 * B) mg_st_relaxed_gpu_u64(p.gslot + b, b == me ? mine : tag);
         if (t == 0) {
-            reinterpret_cast<unsigned long long *>(sh)[T / 32 + 1] = mine;
+            sh_own<T>(sh) = mine;
             mg_mbar_arrive(own_bar(zbar));   /* release.cta: the poller reads it after its wait */
         }
     }
     named_bar_sync(kPollMuBar, T + 32);   /* the poller wrote mu */
-    const double mu = sh[T / 32];
+    const double mu = sh_mu<T>(sh);
     /* the shared finalize's GELU (fp64): one per thread, the columns spread over the whole grid */
     for (int j = j0 + t; j < j1; j += T) {
         const float c = j == j0 + t ? c0 : p.gown ? gcol[j - j0] : grid_col(p, j);
