@@ -20,6 +20,9 @@
 #   plan_suite BIN FILTER TAG SECONDS [ARGS]   Criterion suites (--jobs 1) matching FILTER into TAG.log
 #   plan_sanitize BIN FILTER TAG SECONDS TOOL...  compute-sanitizer TOOL (error exit 99) on BIN's FILTER tests,
 #                                       into TOOL_TAG.log, one step per tool
+#   plan_ncu TAG SECONDS METRICS KREGEX COUNT CMD...  ncu (--clock-control none, CSV) of COUNT launches of the
+#                                       kernels matching regex KREGEX, after one skipped (its first, cold code), while
+#                                       CMD runs (bundle/bin/...), into ncu_TAG.csv, one step (runs 153-155's form)
 #   plan_python LIB TAG SECONDS [ARGS]  python/check_model.py (the source tree's maxgemm_torch) against bundle/bin/LIB
 #                                       (libmaxgemm.so: main's), into TAG.log and TAG.json
 #   plan_check V TABLE SECONDS          variant V's (A: main's) whole check, one step each: gpu_api, gpu_dispatch and
@@ -91,6 +94,16 @@ plan_suite() {
     timeout "$secs" "bundle/bin/$bin" --jobs 1 "$@" --filter "$filter" > "$O/$tag.log" 2>&1
     rc=$?
     plan_step "$tag ($bin '$filter') rc $rc"
+}
+
+plan_ncu() {
+    local tag=$1 secs=$2 metrics=$3 k=$4 count=$5 ncu rc
+    shift 5
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    timeout "$secs" "$ncu" --clock-control none --csv --metrics "$metrics" -k "regex:$k" --launch-skip 1 \
+        --launch-count "$count" "$@" > "$O/ncu_$tag.csv" 2>&1
+    rc=$?
+    plan_step "ncu $tag ($k x $count: $*) rc $rc"
 }
 
 plan_python() {
