@@ -141,6 +141,34 @@ static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL
     return r == CUDA_SUCCESS;
 }
 
+/* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
+ * depth in panels (0: no tensor map) */
+enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2 };
+struct Variant {
+    const char *name;
+    Launch launch;
+    CUtensorMapL2promotion promo;
+    CUtensorMapSwizzle swizzle;
+    unsigned depth;
+};
+constexpr CUtensorMapL2promotion kP0 = CU_TENSOR_MAP_L2_PROMOTION_NONE, kP128 = CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                  kP256 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+constexpr CUtensorMapSwizzle kS128 = CU_TENSOR_MAP_SWIZZLE_128B, kSNone = CU_TENSOR_MAP_SWIZZLE_NONE;
+static const Variant kVariants[] = {
+    {"ld", L_LD, kP0, kSNone, 0},
+    {"flat", L_FLAT, kP0, kSNone, 0},
+    {"bulk", L_BULK64, kP0, kSNone, 0},
+    {"bulk384", L_BULK384, kP0, kSNone, 0},
+    {"bulk384r", L_BULK384R, kP0, kSNone, 0},
+    {"bulkp", L_BULKP, kP0, kSNone, 0},
+    {"tma3d", L_TMA384, kP256, kS128, 1},
+    {"tma3d256", L_TMA256, kP256, kS128, 1},
+    {"tma3d_p0", L_TMA256, kP0, kS128, 1},
+    {"tma3d_p128", L_TMA256, kP128, kS128, 1},
+    {"tma3d_ns", L_TMA256, kP256, kSNone, 1},
+    {"tma3d_box2", L_TMA256_BOX2, kP256, kS128, 2},
+};
+
 int main(int argc, char **argv) {
     /* optional: `probe_start VARIANT MIB [REPS]` times that one case only (e.g. under ncu: bulk384 128 3) */
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -166,44 +194,38 @@ int main(int argc, char **argv) {
         return 2;
     }
     const int mib[] = {8, 16, 32, 64, 128};
-    const char *names[] = {"ld",       "flat",      "bulk",       "bulk384",    "bulk384r",  "bulkp",
-                           "tma3d",    "tma3d256",  "tma3d_p0",   "tma3d_p128", "tma3d_ns",  "tma3d_box2"};
-    const int nv = (int)(sizeof names / sizeof names[0]);
+    const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;
     memset(&none, 0, sizeof none);
     printf("variant,bytes,median_us,GBps\n");
     int matched = 0;
     for (int v = 0; v < nv; v++) {
-        if (only && strcmp(only, names[v]) != 0) continue;
+        const Variant &var = kVariants[v];
+        if (only && strcmp(only, var.name) != 0) continue;
         matched = 1;
         double sx = 0, sy = 0, sxx = 0, sxy = 0;
         for (int mb : mib) {
             if (only) mb = only_mib;
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
             const uint4 *x16 = (const uint4 *)x;
-            CUtensorMap tm = none;   /* tma3d: kernel 8's W map (bf16 panels of 64 x 8192 rows, 64 x 64 boxes) */
-            if (v >= 6 && !tma3d_map(&tm, x, bytes / kPanel, v == 8    ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-                                                           : v == 9 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                                                    : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                     v == 10 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B, v == 11 ? 2 : 1))
-                return 1;
+            CUtensorMap tm = none;   /* the tma3d launches: kernel 8's W map (bf16 panels of 64 x 8192 rows) */
+            if (var.depth > 0 && !tma3d_map(&tm, x, bytes / kPanel, var.promo, var.swizzle, var.depth)) return 1;
             const double us = time_us(
                 [&] {
-                    switch (v) {
-                    case 0: ld_kernel<<<kG, 256>>>(x16, slab / 16, g_sink); break;
-                    case 1: stream_kernel<false><<<g_sms * 8, 256>>>(x16, bytes / 16, g_sink); break;
-                    case 2: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink, none); break;
-                    case 3: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
-                    case 4: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
-                    case 5: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
-                    case 6: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm); break;
-                    case 7: case 8: case 9: case 10:
-                        bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
-                    case 11: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
+                    switch (var.launch) {
+                    case L_LD: ld_kernel<<<kG, 256>>>(x16, slab / 16, g_sink); break;
+                    case L_FLAT: stream_kernel<false><<<g_sms * 8, 256>>>(x16, bytes / 16, g_sink); break;
+                    case L_BULK64: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink, none); break;
+                    case L_BULK384: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
+                    case L_BULK384R: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
+                    case L_BULKP: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
+                    case L_TMA384: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm); break;
+                    case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
+                    case L_TMA256_BOX2: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
                     }
                 },
                 true, reps);
-            printf("%s,%lld,%.2f,%.0f\n", names[v], (long long)bytes, us, bytes / us / 1e3);
+            printf("%s,%lld,%.2f,%.0f\n", var.name, (long long)bytes, us, bytes / us / 1e3);
             fflush(stdout);
             const double mbytes = bytes / 1e6;
             sx += mbytes; sy += us; sxx += mbytes * mbytes; sxy += mbytes * us;
@@ -211,7 +233,7 @@ int main(int argc, char **argv) {
         }
         if (only) continue;
         const double n = sizeof mib / sizeof mib[0], slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-        printf("# %s: fixed %.2f us, rate %.2f TB/s\n", names[v], (sy - slope * sx) / n, 1.0 / slope);   /* us per MB */
+        printf("# %s: fixed %.2f us, rate %.2f TB/s\n", var.name, (sy - slope * sx) / n, 1.0 / slope);   /* us per MB */
     }
     if (only && !matched) {
         fprintf(stderr, "probe_start: no variant %s (see the header)\n", only);
