@@ -506,7 +506,8 @@ static mg_status wt_prepare(const mg_problem *p, const mg_device *dev, const voi
     if (s == MG_OK) {
         const CUtensorMapDataType dt = p->prec == MG_PREC_BF16 ? elem<__nv_bfloat16>::tma : elem<float>::tma;
         s = mg_make_tma_2d(&h->tm_w, wsrc, dt, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)ld * eb,
-                           (uint32_t)tile_bn(p->prec), (uint32_t)tile_bk(p->prec), CU_TENSOR_MAP_SWIZZLE_128B);
+                           (uint32_t)tile_bn(p->prec), (uint32_t)tile_bk(p->prec), CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
     }
     if (s != MG_OK) {
         wt_release(h);
@@ -537,7 +538,8 @@ static mg_status launch_tile(const mg_launch_plan *lp, const wt_priv &pp, const 
             xsrc = xp;
         }
         mg_status s = mg_make_tma_2d(&tm_x, xsrc, elem<T>::tma, (uint64_t)M, (uint64_t)K, (uint64_t)pp.x_ld * eb,
-                                     (uint32_t)C::BM, (uint32_t)C::BK, CU_TENSOR_MAP_SWIZZLE_128B);
+                                     (uint32_t)C::BM, (uint32_t)C::BK, CU_TENSOR_MAP_SWIZZLE_128B,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
         if (s != MG_OK) return s;
     }
 

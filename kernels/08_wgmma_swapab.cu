@@ -319,10 +319,12 @@ mg_status launch_cfg(const mg_launch_plan *lp, const mg_io *io, const State *h, 
         const bool xcast = C::CLUSTER == 2 && !pl.wcast, wcast = C::CLUSTER == 2 && pl.wcast;
         mg_status st = mg_make_tma_2d(&prm.x, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k,
                                       (uint64_t)pl.x_ld * C::ELEM, (uint32_t)(xcast ? C::XH0 : C::NX),
-                                      (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
+                                      (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B,
+                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
         if (st == MG_OK && xcast)
             st = mg_make_tma_2d(&prm.x1, xb, C::DTYPE, (uint64_t)p.m, (uint64_t)p.k, (uint64_t)pl.x_ld * C::ELEM,
-                                (uint32_t)C::XH1, (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B);
+                                (uint32_t)C::XH1, (uint32_t)C::SUB_K, CU_TENSOR_MAP_SWIZZLE_128B,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
         if (st != MG_OK) return st;
         static_assert(C::CLUSTER == 1 || C::WROWS == 128,
                       "clusters of 2: 128-row W tiles (the W multicast loads two 64-row halves)");

@@ -29,6 +29,8 @@
  * Measured (H200, run 56, same process, bench/results + notes/runs/r56_summary.txt): headline fp32 mode 0.2988 ms
  * (md1) / 0.3020 ms (md0) = 9.14x / 9.05x SGEMM, 1.69x / 1.73x kernel 6, 1.22x / 1.21x kernel 9; max abs error equal
  * to kernel 9's (2.4e-5 .. 3.2e-5 over 5 seeds, md0). So the first version beat the prediction below (0.35 ms).
+ * Its slice maps without L2 promotion (slice_map, run 161 on an H100, A PK PK A over bench/matrix_int8_promo.txt):
+ * 0.5-1.1% faster at the headline (0.3009-0.3023 against 0.3029-0.3043 ms), 2.5-3.2% at M = 2048-16384, 3% at 32.
  * Prediction at the headline (M = 1024, N = K = 8192, fp32 mode): one int8 product is 2MNK = 137.4 G ops; the floors:
  * 0.0694 ms per product at the 1979 TOPS datasheet (0.208 ms for 3), 0.128 ms per product at cuBLAS int8's measured
  * 1072 TOPS (0.384 ms for 3); kernel 9 measured 0.362 ms in all (its 2 GEMMs run the 3 products faster than 3 x 0.128).
@@ -112,10 +114,12 @@ mg_status i8_plan(const mg_problem *p, const mg_device *dev, const mg_options *o
     return MG_OK;
 }
 
-/* A descriptor of one slice half: rows x k int8 at base, row stride 2 ldk bytes, boxes of box_rows x 128 bytes. */
+/* A descriptor of one slice half: rows x k int8 at base, row stride 2 ldk bytes, boxes of box_rows x 128 bytes, no
+ * L2 promotion (run 158: 3.5% faster at M = 2048 on an H100 than the 256-byte one, which pulls the next 128 bytes of
+ * a row into L2 with every box). */
 mg_status slice_map(CUtensorMap *map, const int8_t *base, int64_t rows, int64_t k, int64_t ldk, int box_rows) {
     return mg_make_tma_2d(map, base, CU_TENSOR_MAP_DATA_TYPE_UINT8, (uint64_t)rows, (uint64_t)k, (uint64_t)(2 * ldk),
-                          (uint32_t)box_rows, 128u, CU_TENSOR_MAP_SWIZZLE_128B);
+                          (uint32_t)box_rows, 128u, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }
 
 mg_status i8_prepare(const mg_problem *p, const mg_device *dev, const void *w, const void *b, mg_prepared *out,

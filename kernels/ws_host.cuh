@@ -25,12 +25,14 @@ inline const mg_ws_plan &plan_of(const mg_launch_plan *lp) {
 template <class C>
 mg_status make_map_a(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, int box_rows) {
     return mg_make_tma_2d(map, base, C::T::kDtypeA, (uint64_t)rows, (uint64_t)k, (uint64_t)ld * C::T::kElemA,
-                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_A);
+                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_A,
+                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 template <class C>
 mg_status make_map_b(CUtensorMap *map, const void *base, int64_t rows, int64_t k, int64_t ld, int box_rows) {
     return mg_make_tma_2d(map, base, C::T::kDtypeB, (uint64_t)rows, (uint64_t)k, (uint64_t)ld * C::T::kElemB,
-                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_B);
+                          (uint32_t)box_rows, (uint32_t)C::BK, C::SWIZZLE_B,
+                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
 }
 
 /* Weight-side state (mg_prepared::state): device copies of W (kernel 4: a padded W when its rows are not 16-byte
