@@ -541,9 +541,9 @@ static inline mg_status mg_tma_check_2d(const CUtensorMap *map, const void *base
 
 /* Encodes a 2D row-major tensor for TMA loads: rows x cols elements of dtype at base (device memory),
  * consecutive rows row_stride_bytes apart; each load brings a box_rows x box_cols box (box_cols along the
- * contiguous dimension). Out-of-bounds elements of a box read as zero. promo: the L2 promotion (the 256-byte one
- * fetches the next 128 bytes of a row with a 128-byte box: a gain where the same CTA loads them next, L2 traffic
- * where it does not, run 158: kernel 10's slices 3.5% faster at M = 2048 without it on an H100).
+ * contiguous dimension). Out-of-bounds elements of a box read as zero. promo: the L2 promotion, measured per map
+ * (runs 158 and 161 on an H100: kernel 10's slice maps 0.5-3.2% faster without it, kernels 4 and 6 level either way;
+ * kernel 8's W panels, mg_make_tma_3d: run 155).
  * Returns MG_OK, or MG_ERR_UNSUPPORTED / MG_ERR_CUDA with a message naming the violated constraint. */
 static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t rows,
                                        uint64_t cols, uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
