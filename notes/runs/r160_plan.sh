@@ -1,3 +1,5 @@
+# NOT RUN (session 34): run 159 found a race in QG (racecheck) and run 161 measured its fix QGf level; kept as the
+# form of a variant's merge check in two calls.
 # run 160 (prepared in session 34, no device lent; for the session that runs 157): QG's merge check, only if run
 # 159's A/B has QG ahead (bf16 / tf32 max_dim 0 at M <= 64, the rest level) and its sanitizers, determinism,
 # nonfinite, swapab_* and dispatch suites passed there. Two calls, each under the 600 s limit, on the machine that ran
