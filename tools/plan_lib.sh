@@ -13,6 +13,8 @@
 #   plan_ab MATRIX STEP...              A/B rounds: STEP = V_i runs bench_V (A: main's maxgemm_bench) over MATRIX
 #                                       with the compiled-in dispatch table of the GPU it runs on (or V's
 #                                       plan_table), into ab_STEP.csv (tools/ab_variants.py reads them)
+#   plan_abx PREFIX MATRIX STEP...      plan_ab's rounds into PREFIX_STEP.csv (e.g. bar_A_1, bar_O_1 over
+#                                       bench/matrix_bar.txt beside a plan's ab_*.csv)
 #   plan_bench STEP BIN MATRIX SECONDS [ARGS]  bundle/bin/BIN (a maxgemm_bench) over MATRIX with ARGS into STEP.csv
 #                                       and STEP.log, one step (plan_ab's rounds and the plans' own A/Bs)
 #   plan_cli TAG BIN SECONDS [ARGS]     bundle/bin/BIN (a maxgemm CLI) `run ARGS` into TAG.txt, and TAG with the
@@ -57,19 +59,21 @@ plan_step() {
 declare -gA PLAN_TABLE
 plan_table() { PLAN_TABLE[$1]=$2; }
 
-plan_ab() {
-    local matrix=$1 step v bin
-    shift
+plan_ab() { plan_abx ab "$@"; }
+
+plan_abx() {
+    local prefix=$1 matrix=$2 step v bin
+    shift 2
     for step in "$@"; do
         v=${step%_*}
         bin=bundle/bin/maxgemm_bench
         [ "$v" = A ] || [ ! -x "bundle/bin/bench_$v" ] || bin=bundle/bin/bench_$v
         [ "$v" = A ] || [ -x "bundle/bin/bench_$v" ] || [ -n "${PLAN_TABLE[$v]:-}" ] ||
-            { echo "ab $step: no bundle/bin/bench_$v and no plan_table $v" >> "$O/steps.txt"; continue; }
+            { echo "$prefix $step: no bundle/bin/bench_$v and no plan_table $v" >> "$O/steps.txt"; continue; }
         if [ -n "${PLAN_TABLE[$v]:-}" ]; then
-            plan_bench "ab_$step" "${bin#bundle/bin/}" "$matrix" 60 --dispatch "${PLAN_TABLE[$v]}"
+            plan_bench "${prefix}_$step" "${bin#bundle/bin/}" "$matrix" 60 --dispatch "${PLAN_TABLE[$v]}"
         else
-            plan_bench "ab_$step" "${bin#bundle/bin/}" "$matrix" 60
+            plan_bench "${prefix}_$step" "${bin#bundle/bin/}" "$matrix" 60
         fi
     done
 }

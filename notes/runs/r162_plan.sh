@@ -16,9 +16,7 @@ if [ "$PLAN_GPU" = nvidia_h200 ]; then
 plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
 timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
 plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
-plan_bench bar_A_1 maxgemm_bench bench/matrix_bar.txt 60
-plan_bench bar_O_1 bench_O bench/matrix_bar.txt 60
-plan_bench bar_A_2 maxgemm_bench bench/matrix_bar.txt 60
+plan_abx bar bench/matrix_bar.txt A_1 O_1 A_2
 for m in 8 32 64; do
     for d in 1 0; do
         plan_cli tl3_d${d}_m${m} tl3 30 --kernel 8 -p bf16 -m $m -d $d --no-shortcut --no-baseline -i 30 -w 3
@@ -32,10 +30,7 @@ plan_suite test_maxgemm 'gpu_kernels/ws_tile_configs' ws_tile_configs 150 --verb
 plan_suite test_maxgemm 'gpu_determinism/*' determinism 90 --verbose
 plan_suite test_maxgemm 'gpu_int8x3/*' int8x3 60 --verbose
 if [ "$PLAN_GPU" = nvidia_h200 ]; then
-plan_bench bar_A_3 maxgemm_bench bench/matrix_bar.txt 60
-plan_bench bar_CP_1 bench_CP bench/matrix_bar.txt 60
-plan_bench bar_CP_2 bench_CP bench/matrix_bar.txt 60
-plan_bench bar_A_4 maxgemm_bench bench/matrix_bar.txt 60
+plan_abx bar bench/matrix_bar.txt A_3 CP_1 CP_2 A_4
 else
 timeout 220 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
 plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
