@@ -16,7 +16,9 @@
 #   plan_abx PREFIX MATRIX STEP...      plan_ab's rounds into PREFIX_STEP.csv (e.g. bar_A_1, bar_O_1 over
 #                                       bench/matrix_bar.txt beside a plan's ab_*.csv)
 #   plan_bench STEP BIN MATRIX SECONDS [ARGS]  bundle/bin/BIN (a maxgemm_bench) over MATRIX with ARGS into STEP.csv
-#                                       and STEP.log, one step (plan_ab's rounds and the plans' own A/Bs)
+#                                       and STEP.log, one step with the CSV's line count (plan_ab's rounds, the
+#                                       plans' own A/Bs, the benchmark: plan_bench bench_$PLAN_GPU maxgemm_bench
+#                                       bench/matrix.txt 200)
 #   plan_cli TAG BIN SECONDS [ARGS]     bundle/bin/BIN (a maxgemm CLI) `run ARGS` into TAG.txt, and TAG with the
 #                                       run's median into medians.txt (no step: a plan steps after a group)
 #   plan_suite BIN FILTER TAG SECONDS [ARGS]   Criterion suites (--jobs 1) matching FILTER into TAG.log
@@ -30,8 +32,8 @@
 #   plan_check V TABLE SECONDS          variant V's (A: main's) whole check, one step each: gpu_api, gpu_dispatch and
 #                                       gpu_shortcut, check_model.py --quick, every other gpu_* suite of test_V's
 #                                       own --list (SECONDS each), synccheck / racecheck on the slots test, and
-#                                       bench_V over bench/matrix.txt with dispatch TABLE into GPU_V.csv (GPU:
-#                                       PLAN_GPU, the name plan_init read, e.g. nvidia_h200_K.csv)
+#                                       bench_V over bench/matrix.txt with dispatch TABLE into GPU_V.csv and .log
+#                                       (GPU: PLAN_GPU, the name plan_init read, e.g. nvidia_h200_K.csv)
 # The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
 
 plan_init() {
@@ -81,8 +83,10 @@ plan_abx() {
 plan_bench() {
     local step=$1 bin=$2 matrix=$3 secs=$4
     shift 4
+    local rc
     timeout "$secs" "bundle/bin/$bin" --matrix "$matrix" --csv "$O/$step.csv" "$@" > "$O/$step.log" 2>&1
-    plan_step "$step ($bin $matrix $*) rc $?"
+    rc=$?
+    plan_step "$step ($bin $matrix $*) rc $rc rows $(wc -l 2>/dev/null < "$O/$step.csv")"
 }
 
 plan_cli() {
@@ -152,7 +156,5 @@ plan_check() {
     [ -n "$rest" ] || plan_step "check: $tb --list named no other gpu_* suite"
     for s in $rest; do plan_suite $tb "$s/*" ${s}_$v "$secs" --verbose; done
     plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
-    timeout 150 bundle/bin/$bb --dispatch "$table" --matrix bench/matrix.txt --csv $O/${PLAN_GPU}_$v.csv \
-        > $O/bench_$v.log 2>&1
-    plan_step "bench $v ($table, $PLAN_GPU) rc $? rows $(wc -l < $O/${PLAN_GPU}_$v.csv 2>/dev/null)"
+    plan_bench ${PLAN_GPU}_$v $bb bench/matrix.txt 150 --dispatch "$table"
 }

@@ -14,8 +14,7 @@
 . bundle/plan_lib.sh; plan_init "$1" r162
 if [ "$PLAN_GPU" = nvidia_h200 ]; then
 plan_ab bench/matrix_poller.txt A_1 O_1 O_2 A_2
-timeout 200 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
-plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
+plan_bench bench_$PLAN_GPU maxgemm_bench bench/matrix.txt 200   # the compiled-in tables
 plan_abx bar bench/matrix_bar.txt A_1 O_1 A_2
 for m in 8 32 64; do
     for d in 1 0; do
@@ -32,6 +31,5 @@ plan_suite test_maxgemm 'gpu_int8x3/*' int8x3 60 --verbose
 if [ "$PLAN_GPU" = nvidia_h200 ]; then
 plan_abx bar bench/matrix_bar.txt A_3 CP_1 CP_2 A_4
 else
-timeout 220 bundle/bin/maxgemm_bench --matrix bench/matrix.txt --csv $O/bench_$PLAN_GPU.csv > $O/bench.log 2>&1
-plan_step "bench ($PLAN_GPU, compiled-in tables) rc $? rows $(wc -l < $O/bench_$PLAN_GPU.csv 2>/dev/null)"
+plan_bench bench_$PLAN_GPU maxgemm_bench bench/matrix.txt 220
 fi
