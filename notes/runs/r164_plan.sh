@@ -1,8 +1,8 @@
 # run 164 (session 35): run 162's H200 steps alone, from run 162's bundle (its any-GPU steps and the H100 benchmark
 # ran in run 162's call, which got an H100), most needed first. On an H200: main's benchmark (PN + PK) into
-# bench_nvidia_h200.csv, the bar rows (A O A), PN against O over bench/matrix_poller.txt, TL3 of both max_dims at M = 8 / 32 / 64, check_model
-# --quick, gpu_api / gpu_dispatch / gpu_shortcut, then run 143's CP against A over the bar rows. On any other GPU it
-# does nothing (the call's only cost is the start).
+# bench_nvidia_h200.csv, the bar rows (A O A), PN against O over bench/matrix_poller.txt, TL3 of both max_dims at
+# M = 8 / 32 / 64, check_model --quick, gpu_api / gpu_dispatch / gpu_shortcut, then run 143's CP against A over the
+# bar rows. On any other GPU it does nothing (the call's only cost is the start).
 #   tools/pack_bundle.sh notes/runs/r162_plan.sh
 #   tar xJf bundle/pack.tar.xz && bash notes/runs/r164_plan.sh $OUT        (carry ["bundle"], timeout 600)
 . bundle/plan_lib.sh; plan_init "$1" r164
