@@ -569,20 +569,24 @@ static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUten
 }
 
 /* Encodes a 3D tensor of panels for TMA loads: panels x rows x cols elements of dtype at base, consecutive rows
- * row_stride_bytes apart and consecutive panels panel_stride_bytes apart; each load brings box_rows x box_cols of one
- * panel. Out-of-bounds elements (rows past `rows`, panels past `panels`) read as zero. The box and swizzle checks
+ * row_stride_bytes apart and consecutive panels panel_stride_bytes apart; each load brings box_panels x box_rows x
+ * box_cols (mg_make_tma_3d: one panel's box_rows x box_cols; tools/probe_start.cu's tma3d variants also deeper
+ * boxes). Out-of-bounds elements (rows past `rows`, panels past `panels`) read as zero. The box and swizzle checks
  * are one panel's as a 2D tensor (mg_tma_check_2d). promo: the L2 promotion (mg_make_tma_2d's is 256 B; over panels
  * of 128-byte rows it made kernel 8's W stream ~2 us slower on an H200 and read 1.25x its bytes' L2 sectors:
  * tools/probe_start.cu's tma3d variants, run 155). */
-static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
-                                       uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
-                                       uint64_t panel_stride_bytes, uint32_t box_rows, uint32_t box_cols,
-                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promo) {
+static inline mg_status mg_make_tma_3d_box(CUtensorMap *map, const void *base, CUtensorMapDataType dtype,
+                                           uint64_t panels, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                                           uint64_t panel_stride_bytes, uint32_t box_panels, uint32_t box_rows,
+                                           uint32_t box_cols, CUtensorMapSwizzle swizzle,
+                                           CUtensorMapL2promotion promo) {
     const mg_status st = mg_tma_check_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
     if (st != MG_OK) return st;
     if (panels < 1 || panels > (1ull << 32))
         return mg_set_error(MG_ERR_UNSUPPORTED, "TMA tensor dims must be in 1 .. 2^32 (got %llu panels)",
                             (unsigned long long)panels);
+    if (box_panels < 1 || box_panels > 256)
+        return mg_set_error(MG_ERR_UNSUPPORTED, "TMA box dims must be in 1 .. 256 (got %u panels)", box_panels);
     if (panel_stride_bytes % 16 != 0 || panel_stride_bytes >= (1ull << 40) ||
         panel_stride_bytes < rows * row_stride_bytes)
         return mg_set_error(MG_ERR_UNSUPPORTED,
@@ -595,7 +599,7 @@ static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUten
     if (!encode) return mg_set_error(MG_ERR_CUDA, "cannot get cuTensorMapEncodeTiled: %s", why ? why : "unknown");
     const cuuint64_t gdim[3] = {cols, rows, panels};
     const cuuint64_t gstride[2] = {row_stride_bytes, panel_stride_bytes};
-    const cuuint32_t box[3] = {box_cols, box_rows, 1};
+    const cuuint32_t box[3] = {box_cols, box_rows, box_panels};
     const cuuint32_t estride[3] = {1, 1, 1};
     CUresult r = encode(map, dtype, 3, const_cast<void *>(base), gdim, gstride, box, estride,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, promo,
@@ -603,11 +607,19 @@ static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUten
     if (r != CUDA_SUCCESS)
         return mg_set_error(MG_ERR_CUDA,
                             "cuTensorMapEncodeTiled failed (CUresult %d) for %llu panels x %llu x %llu, strides %llu / "
-                            "%llu B, box %u x %u",
+                            "%llu B, box %u x %u x %u",
                             (int)r, (unsigned long long)panels, (unsigned long long)rows, (unsigned long long)cols,
-                            (unsigned long long)row_stride_bytes, (unsigned long long)panel_stride_bytes, box_rows,
-                            box_cols);
+                            (unsigned long long)row_stride_bytes, (unsigned long long)panel_stride_bytes, box_panels,
+                            box_rows, box_cols);
     return MG_OK;
+}
+/* mg_make_tma_3d_box with boxes of one panel: kernel 8's W map. */
+static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
+                                       uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                                       uint64_t panel_stride_bytes, uint32_t box_rows, uint32_t box_cols,
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promo) {
+    return mg_make_tma_3d_box(map, base, dtype, panels, rows, cols, row_stride_bytes, panel_stride_bytes, 1, box_rows,
+                              box_cols, swizzle, promo);
 }
 
 #endif /* MG_HOPPER_CUH */

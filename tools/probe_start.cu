@@ -125,20 +125,10 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
  * `panels` 1 MiB panels of x, with the promotion, the swizzle and the box's panel depth as given */
 static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL2promotion promo,
                       CUtensorMapSwizzle swz, unsigned depth) {
-    const char *why = nullptr;
-    PFN_cuTensorMapEncodeTiled_v12000 encode = mg_tma_encode_fn(&why);
-    if (!encode) {
-        fprintf(stderr, "tma3d: no cuTensorMapEncodeTiled: %s\n", why ? why : "?");
-        return false;
-    }
-    const cuuint64_t gdim[3] = {64, (cuuint64_t)kG * 64, (cuuint64_t)panels};
-    const cuuint64_t gstride[2] = {128, (cuuint64_t)kPanel};
-    const cuuint32_t box[3] = {64, 64, depth};
-    const cuuint32_t estride[3] = {1, 1, 1};
-    const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, base, gdim, gstride, box, estride,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, swz, promo, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) fprintf(stderr, "tma3d: cuTensorMapEncodeTiled: CUresult %d\n", (int)r);
-    return r == CUDA_SUCCESS;
+    const mg_status st = mg_make_tma_3d_box(map, base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (uint64_t)panels,
+                                            (uint64_t)kG * 64, 64, 128, (uint64_t)kPanel, depth, 64, 64, swz, promo);
+    if (st != MG_OK) fprintf(stderr, "tma3d: %s\n", mg_last_error());
+    return st == MG_OK;
 }
 
 /* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
