@@ -63,7 +63,8 @@
  * (1.11-1.20x over both), M = 128 as 2 x n64 1.17-1.21x, M = 256 1.049-1.056x (three re-measures 1.033-1.055),
  * M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768 1.06-1.11x; tf32 M = 1-768 1.038-1.51x
  * (notes/18_small_m.md "Session 33"; run 134 before the poller had M <= 64 at 35.6-37.2 / 38.8-40.1 us; on an H100,
- * run 132 with K and its own table: bf16 M = 1-64 47.9-49.0 / 50.8-51.6 us, 1.14-1.19x, against a 44.3 us W floor).
+ * run 170 with PN, PK and the re-tuned H100 table: bf16 M = 1-64 47.3-48.4 / 50.0-50.8 us, 1.11-1.16x, against a
+ * 43.95 us W floor).
  * W in panels: +3.5% on the W-stream rows (run 85); the fused finish without the second fence: +2% on the fused
  * max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0
  * at M <= 64 (run 97); the clusters-of-2 producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan
