@@ -108,6 +108,9 @@ run_one() {
   local rc=$?
   local nerr
   nerr=$(grep -o 'ERROR SUMMARY: [0-9]*' "$log" | tail -1 | awk '{print $3}')
+  # racecheck ends with its own line instead: "RACECHECK SUMMARY: H hazards displayed (E errors, W warnings)"
+  [ -z "$nerr" ] && nerr=$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazards displayed \([0-9]+ errors' "$log" | tail -1 |
+    sed -E 's/.*\(([0-9]+) errors/\1/')
   [ -z "$nerr" ] && nerr="?"
   local what
   case $rc in
