@@ -227,7 +227,7 @@ mg_status w_map(CUtensorMap *map, const void *base, const mg_problem *p, long lo
     const bool bf16 = p->prec == MG_PREC_BF16;
     const size_t eb = bf16 ? 2 : 4;
     return mg_make_tma_3d(map, base, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                          (uint64_t)panels, (uint64_t)p->n, (uint64_t)(128 / eb), 128, (uint64_t)p->n * 128,
+                          (uint64_t)panels, (uint64_t)p->n, (uint64_t)(128 / eb), 128, (uint64_t)p->n * 128, 1,
                           (uint32_t)box_rows, (uint32_t)(128 / eb), CU_TENSOR_MAP_SWIZZLE_128B,
                           CU_TENSOR_MAP_L2_PROMOTION_NONE);
 }

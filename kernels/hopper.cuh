@@ -570,16 +570,15 @@ static inline mg_status mg_make_tma_2d(CUtensorMap *map, const void *base, CUten
 
 /* Encodes a 3D tensor of panels for TMA loads: panels x rows x cols elements of dtype at base, consecutive rows
  * row_stride_bytes apart and consecutive panels panel_stride_bytes apart; each load brings box_panels x box_rows x
- * box_cols (mg_make_tma_3d: one panel's box_rows x box_cols; tools/probe_start.cu's tma3d variants also deeper
+ * box_cols (kernel 8's W map: one panel's, box_panels = 1; tools/probe_start.cu's tma3d variants also deeper
  * boxes). Out-of-bounds elements (rows past `rows`, panels past `panels`) read as zero. The box and swizzle checks
  * are one panel's as a 2D tensor (mg_tma_check_2d). promo: the L2 promotion (mg_make_tma_2d's is 256 B; over panels
  * of 128-byte rows it made kernel 8's W stream ~2 us slower on an H200 and read 1.25x its bytes' L2 sectors:
  * tools/probe_start.cu's tma3d variants, run 155). */
-static inline mg_status mg_make_tma_3d_box(CUtensorMap *map, const void *base, CUtensorMapDataType dtype,
-                                           uint64_t panels, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
-                                           uint64_t panel_stride_bytes, uint32_t box_panels, uint32_t box_rows,
-                                           uint32_t box_cols, CUtensorMapSwizzle swizzle,
-                                           CUtensorMapL2promotion promo) {
+static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
+                                       uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                                       uint64_t panel_stride_bytes, uint32_t box_panels, uint32_t box_rows,
+                                       uint32_t box_cols, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promo) {
     const mg_status st = mg_tma_check_2d(map, base, dtype, rows, cols, row_stride_bytes, box_rows, box_cols, swizzle);
     if (st != MG_OK) return st;
     if (panels < 1 || panels > (1ull << 32))
@@ -612,14 +611,6 @@ static inline mg_status mg_make_tma_3d_box(CUtensorMap *map, const void *base, C
                             (unsigned long long)row_stride_bytes, (unsigned long long)panel_stride_bytes, box_panels,
                             box_rows, box_cols);
     return MG_OK;
-}
-/* mg_make_tma_3d_box with boxes of one panel: kernel 8's W map. */
-static inline mg_status mg_make_tma_3d(CUtensorMap *map, const void *base, CUtensorMapDataType dtype, uint64_t panels,
-                                       uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
-                                       uint64_t panel_stride_bytes, uint32_t box_rows, uint32_t box_cols,
-                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promo) {
-    return mg_make_tma_3d_box(map, base, dtype, panels, rows, cols, row_stride_bytes, panel_stride_bytes, 1, box_rows,
-                              box_cols, swizzle, promo);
 }
 
 #endif /* MG_HOPPER_CUH */

@@ -125,8 +125,8 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
  * `panels` 1 MiB panels of x, with the promotion, the swizzle and the box's panel depth as given */
 static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL2promotion promo,
                       CUtensorMapSwizzle swz, unsigned depth) {
-    const mg_status st = mg_make_tma_3d_box(map, base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (uint64_t)panels,
-                                            (uint64_t)kG * 64, 64, 128, (uint64_t)kPanel, depth, 64, 64, swz, promo);
+    const mg_status st = mg_make_tma_3d(map, base, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (uint64_t)panels, (uint64_t)kG * 64,
+                                        64, 128, (uint64_t)kPanel, depth, 64, 64, swz, promo);
     if (st != MG_OK) fprintf(stderr, "tma3d: %s\n", mg_last_error());
     return st == MG_OK;
 }
