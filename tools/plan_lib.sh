@@ -34,6 +34,14 @@
 #                                       own --list (SECONDS each), synccheck / racecheck on the slots test, and
 #                                       bench_V over bench/matrix.txt with dispatch TABLE into GPU_V.csv and .log
 #                                       (GPU: PLAN_GPU, the name plan_init read, e.g. nvidia_h200_K.csv)
+#   plan_tl3 BIN "MS" "DIMS"            kernel 8's light timeline (a BIN built with r147_exp_light_timeline.diff or
+#                                       a variant of it) of bf16 at each M of MS and max_dim of DIMS, into
+#                                       BIN_dD_mM.txt (tools/timeline_summary.py reads them), then one step
+#   plan_retune TB_SECS FP32_SECS BENCH_SECS  the GPU's dispatch table re-tuned (run 130's tune: tf32 / bf16 kernels
+#                                       4 7 8 with their variants, fp32 kernels 6 7 10 11) into tune/ and tune_fp32/,
+#                                       picked from both into picked/, and main's benchmark with the picked table
+#                                       into bench_GPU_picked.csv (here: `make dispatch-pick TUNE_CSV='OUT/tune/tune.csv:
+#                                       tf32,bf16 OUT/tune_fp32/tune.csv:fp32'` writes the same rows)
 # The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
 
 plan_init() {
@@ -157,4 +165,35 @@ plan_check() {
     for s in $rest; do plan_suite $tb "$s/*" ${s}_$v "$secs" --verbose; done
     plan_sanitize $tb 'gpu_kernels/swapab_md0_slots' $v 40 synccheck racecheck
     plan_bench ${PLAN_GPU}_$v $bb bench/matrix.txt 150 --dispatch "$table"
+}
+
+plan_tl3() {
+    local bin=$1 m d
+    for m in $2; do
+        for d in $3; do
+            plan_cli "${bin}_d${d}_m${m}" "$bin" 30 --kernel 8 -p bf16 -m "$m" -d "$d" --no-shortcut --no-baseline \
+                -i 30 -w 3
+        done
+    done
+    plan_step "timelines ($bin)"
+}
+
+plan_retune() {
+    local ms=1,2,4,8,16,32,64,96,128,192,256,300,384,512,600,768,1024,1536,2048,4096 t
+    timeout "$1" tools/tune_dispatch.sh bundle/bin "$O/tune" --m "$ms" --precisions tf32,bf16 --kernels 4,7,8 \
+        --variants "tiles=auto,mid,small,n192 splits=auto,1,2,4 cluster=auto,2 x_tile=auto,64,96,128 mcast=auto,x" \
+        --samples 20 --prune 1.5 > "$O/tune.log" 2>&1
+    plan_step "tune tf32,bf16 rc $? rows $(wc -l < "$O/tune/tune.csv" 2>/dev/null)"
+    timeout "$2" tools/tune_dispatch.sh bundle/bin "$O/tune_fp32" --m "$ms,8192,16384" --precisions fp32 \
+        --kernels 6,7,10,11 --samples 20 --prune 1.5 > "$O/tune_fp32.log" 2>&1
+    plan_step "tune fp32 rc $? rows $(wc -l < "$O/tune_fp32/tune.csv" 2>/dev/null)"
+    mkdir -p "$O/picked"
+    python3 tools/dispatch_tune.py pick "$O/tune/tune.csv:tf32,bf16" "$O/tune_fp32/tune.csv:fp32" \
+        --registry "$O/tune/registry.csv" --n 8192 --k 8192 --out-dir "$O/picked" --command "$PLAN_RUN" \
+        > "$O/pick.log" 2>&1
+    plan_step "pick rc $? $(cd "$O/picked" && echo *.tsv)"
+    for t in "$O"/picked/*.tsv; do
+        [ -f "$t" ] && plan_bench "bench_${PLAN_GPU}_picked" maxgemm_bench bench/matrix.txt "$3" --dispatch "$t"
+        break
+    done
 }
