@@ -1,4 +1,4 @@
-/* hopper.cuh: Hopper (sm_90a) primitives shared by the wgmma kernels (03_wgmma_tma, 04_wgmma_ws, 06_wgmma_bf16x3).
+/* hopper.cuh: Hopper (sm_90a) primitives shared by the wgmma kernels (03, 04, 06, 08, 10) and their fused epilogues.
  *
  * Each primitive is a small __device__ __forceinline__ inline-PTX wrapper; the PTX is spelled as in the PTX ISA
  * (9.7.9.25 cp.async.bulk.tensor, 9.7.13.15 mbarrier, 9.7.15 wgmma). The host side builds TMA descriptors with
@@ -293,6 +293,13 @@ __device__ __forceinline__ void mg_fence_acc(float (&d)[R]) {
     for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/* The same for int32 accumulators (the s8 wgmma of kernel 10). */
+template <int R>
+__device__ __forceinline__ void mg_fence_acc(int32_t (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+r"(d[i])::"memory");
+}
+
 /* The same for b32 registers that a register-sourced wgmma will read (A fragments): their ordinary writes are
  * materialised before this point, so a wgmma.fence placed after it separates them from the wgmma. */
 template <int R>
@@ -316,6 +323,68 @@ template <int R>
 __device__ __forceinline__ void mg_setmaxnreg_dec() {
     static_assert(R >= 24 && R <= 256 && R % 8 == 0, "setmaxnreg: 24..256, multiple of 8");
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R));
+}
+
+/* ============================================================================================== */
+/* Named barriers, and the NaN-propagating max of the fused epilogues (kernels 4, 6, 8, 10)          */
+/* ============================================================================================== */
+/* bar.sync on named barrier id for `threads` threads (a multiple of 32). */
+__device__ __forceinline__ void mg_named_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+/* bar.arrive on named barrier id: this thread's earlier writes are visible to the threads that bar.sync on it. */
+__device__ __forceinline__ void mg_named_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/* PTX max.NaN.f32: NaN if either input is NaN (mg_nanmaxf's contract), one FMNMX.NAN instead of mg_nanmaxf's
+ * compare-and-select (run 22: with the paired bias loads, 2.6% off the bf16 headline). */
+__device__ __forceinline__ float mg_max_nan(float a, float b) {
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+    return r;
+}
+
+/* The max over the 4 lanes of a quad (lane bits 0, 1: the columns of one accumulator row that a warp's lanes hold),
+ * of two rows at once (m0: row l / 4, m1: row l / 4 + 8 of the warp's 16); every lane of the quad gets both. */
+__device__ __forceinline__ void mg_quad_max2(float &m0, float &m1) {
+    m0 = mg_max_nan(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+    m1 = mg_max_nan(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+    m0 = mg_max_nan(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+    m1 = mg_max_nan(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+}
+
+/* The epilogues' transpose-reduce. Each lane holds NT >= 8 values (NT a multiple of 8), v[j] for column
+ * 8 (j / 2) + 2 (lane % 4) + j % 2 of a tile whose rows are spread over the 8 lanes that share lane % 4 (lane bits 4,
+ * 3, 2: a warp's 16 accumulator rows). At each step a lane keeps half of its values and sends the other half to its
+ * partner, so NT/2 + NT/4 + NT/8 shuffles (not 3 x NT) leave each lane the max over the 8 lanes of NT/8 distinct
+ * columns, which it stores to dst at those columns: dst holds all NT of them. No branches; v is overwritten. */
+template <int NT, int NV>
+__device__ __forceinline__ void mg_transpose_max_store(float (&v)[NV], int lane, float *dst) {
+    static_assert(NT >= 8 && NT % 8 == 0 && NT <= NV, "transpose-reduce: NT a multiple of 8, at most NV");
+    const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
+#pragma unroll
+    for (int j = 0; j < NT / 2; j++) {
+        const float keep = b16 ? v[NT / 2 + j] : v[j], send = b16 ? v[j] : v[NT / 2 + j];
+        v[j] = mg_max_nan(keep, __shfl_xor_sync(0xffffffffu, send, 16));
+    }
+#pragma unroll
+    for (int j = 0; j < NT / 4; j++) {
+        const float keep = b8 ? v[NT / 4 + j] : v[j], send = b8 ? v[j] : v[NT / 4 + j];
+        v[j] = mg_max_nan(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+    }
+#pragma unroll
+    for (int j = 0; j < NT / 8; j++) {
+        const float keep = b4 ? v[NT / 8 + j] : v[j], send = b4 ? v[j] : v[NT / 8 + j];
+        v[j] = mg_max_nan(keep, __shfl_xor_sync(0xffffffffu, send, 4));
+    }
+    /* v[t] now holds original index j = base + t */
+    const int base = (b16 ? NT / 2 : 0) + (b8 ? NT / 4 : 0) + (b4 ? NT / 8 : 0);
+#pragma unroll
+    for (int t = 0; t < NT / 8; t++) {
+        const int j = base + t;
+        dst[8 * (j >> 1) + 2 * (lane % 4) + (j & 1)] = v[t];
+    }
 }
 
 /* ============================================================================================== */

@@ -103,23 +103,6 @@ I8_WGMMA(192, 96, 96, 97, 98)
 #undef I8_OPS_32
 #undef I8_R8
 
-/* mg_fence_acc for int32 accumulators: no read or write of them moves across this point. */
-template <int R> __device__ __forceinline__ void fence_acc(int32_t (&d)[R]) {
-#pragma unroll
-    for (int i = 0; i < R; i++) asm volatile("" : "+r"(d[i])::"memory");
-}
-
-__device__ __forceinline__ void named_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
-/* PTX max.NaN.f32: NaN if either input is NaN (mg_nanmaxf's contract), one instruction. */
-__device__ __forceinline__ float nanmax(float a, float b) {
-    float r;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-
 /* ---- producer ------------------------------------------------------------------------------------------------- */
 template <class C> __device__ __forceinline__ void produce(const Params &p, const mgws::Ring<C> &ring) {
     const int tiles = p.tiles_m * p.tiles_n;
@@ -202,13 +185,10 @@ __device__ __forceinline__ void epilogue(const int32_t (&hh)[C::NACC], const int
     if (p.max_dim == 1) {
         float m0 = -INFINITY, m1 = -INFINITY;
         each_y<C>(hh, cr, p, cb, ok0, ok1, u0, u1, [&](int, float y0, float y1) {
-            m0 = nanmax(m0, y0);
-            m1 = nanmax(m1, y1);
+            m0 = mg_max_nan(m0, y0);
+            m1 = mg_max_nan(m1, y1);
         });
-        m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
-        m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
-        m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
-        m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+        mg_quad_max2(m0, m1);
         if ((lane & 3) == 0) {
             if (r0 < M) p.partial[(size_t)tn * M + r0] = m0;
             if (r1 < M) p.partial[(size_t)tn * M + r1] = m1;
@@ -218,26 +198,27 @@ __device__ __forceinline__ void epilogue(const int32_t (&hh)[C::NACC], const int
     /* max_dim 0: v[2i + e] = this thread's max over its 2 rows of column cb + 8i + e */
     constexpr int NV = C::BN / 4;
     float v[NV];
-    each_y<C>(hh, cr, p, cb, ok0, ok1, u0, u1, [&](int jj, float y0, float y1) { v[jj] = nanmax(y0, y1); });
+    each_y<C>(hh, cr, p, cb, ok0, ok1, u0, u1, [&](int jj, float y0, float y1) { v[jj] = mg_max_nan(y0, y1); });
     float *mine = red + (c * 4 + warp) * C::BN;
 #pragma unroll
     for (int jj = 0; jj < NV; jj++) {   /* over the 8 lanes sharing lane % 4: the warp's 16 rows */
         float w = v[jj];
-        w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 4));
-        w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 8));
-        w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 16));
+        w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 4));
+        w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 8));
+        w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 16));
         if (lane < 4) mine[8 * (jj >> 1) + 2 * lane + (jj & 1)] = w;
     }
-    named_bar_sync(1 + c, 128);   /* the consumer's 4 warps wrote their column maxima */
+    mg_named_bar_sync(1 + c, 128);   /* the consumer's 4 warps wrote their column maxima */
     const int slab = tm * C::CONSUMERS + c;
     if (slab * MG_I8_SLAB < M) {
         const float *cred = red + c * 4 * C::BN;
         for (int lc = tid; lc < C::BN; lc += 128) {
-            const float x = nanmax(nanmax(cred[lc], cred[C::BN + lc]), nanmax(cred[2 * C::BN + lc], cred[3 * C::BN + lc]));
+            const float x = mg_max_nan(mg_max_nan(cred[lc], cred[C::BN + lc]),
+                                       mg_max_nan(cred[2 * C::BN + lc], cred[3 * C::BN + lc]));
             if (tn * C::BN + lc < N) p.partial[(size_t)slab * N + tn * C::BN + lc] = x;
         }
     }
-    named_bar_sync(1 + c, 128);   /* red is reused by the next tile */
+    mg_named_bar_sync(1 + c, 128);   /* red is reused by the next tile */
 }
 
 /* ---- the kernel ----------------------------------------------------------------------------------------------- */
@@ -278,12 +259,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) int8x3_kernel(const __grid_cons
         mgws::tile_coords(t, p.tiles_m, p.tiles_n, mgws::kGroupM, tm, tn);
 #pragma unroll
         for (int i = 0; i < C::NACC; i++) hh[i] = cr[i] = 0;
-        fence_acc(hh);   /* the zeros are materialised before the wgmma.fence of the first k-block */
-        fence_acc(cr);
+        mg_fence_acc(hh);   /* the zeros are materialised before the wgmma.fence of the first k-block */
+        mg_fence_acc(cr);
         for (int kb = 0; kb < p.nk; kb++, it++) kiter<C>(hh, cr, ring, it, kb == 0, c, lane);
         mg_wgmma_wait<0>();
-        fence_acc(hh);   /* no accumulator read may be hoisted above the wait */
-        fence_acc(cr);
+        mg_fence_acc(hh);   /* no accumulator read may be hoisted above the wait */
+        mg_fence_acc(cr);
         if (p.nk > 0 && lane == 0) ring.release(it - 1);
         epilogue<C>(hh, cr, p, tm, tn, c, warp, lane, tid, red);
     }

@@ -141,7 +141,7 @@ __device__ __forceinline__ float col_unkey(unsigned k) {
 template <int T> __device__ __forceinline__ double consumers_sum(double v, int t, double *sh) {
     for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
     if (t % 32 == 0) sh[t / 32] = v;
-    named_bar_sync(3, T);
+    mg_named_bar_sync(3, T);
     double s = 0.0;
 #pragma unroll
     for (int w = 0; w < T / 32; w++) s += sh[w];
@@ -235,7 +235,7 @@ __device__ __forceinline__ GridArgs grid_args(const Params &p) {
 /* c[j]: the max over the x tiles' partial rows (max_dim 0), in x-tile order. */
 __device__ __forceinline__ float grid_col(const GridArgs &p, int j) {
     float c = __ldcg(p.partial + j);
-    for (int xt = 1; xt < p.xtiles; xt++) c = nanmax(c, __ldcg(p.partial + (size_t)xt * p.n + j));
+    for (int xt = 1; xt < p.xtiles; xt++) c = mg_max_nan(c, __ldcg(p.partial + (size_t)xt * p.n + j));
     return c;
 }
 
@@ -300,7 +300,7 @@ __device__ __noinline__ void grid_poll(unsigned long long *gslot, int n, double 
     }
     for (int off = 16; off > 0; off >>= 1) g += __shfl_xor_sync(0xffffffffu, g, off);
     if (lane == 0) sh_mu<T>(sh) = g / (double)n;
-    named_bar_arrive(kPollMuBar, T + 32);
+    mg_named_bar_arrive(kPollMuBar, T + 32);
 }
 
 /* Every CTA's finish of its columns (max_dim 0, the plan's fused = 2; all CTAs resident: a cooperative launch).
@@ -311,10 +311,10 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
     constexpr int T = 128 * C::CONSUMERS;
     using E = typename C::T;
     E *out = static_cast<E *>(p.out);
-    named_bar_sync(3, T);   /* this CTA's partial rows (and gcol) are stored */
+    mg_named_bar_sync(3, T);   /* this CTA's partial rows (and gcol) are stored */
     if (!p.gown) {          /* the columns are not this CTA's own: every CTA's partial rows first */
         if (t == 0) grid_barrier(p.gbar);
-        named_bar_sync(3, T);
+        mg_named_bar_sync(3, T);
     }
     const int width = p.gown ? C::WROWS : p.gchunk, j0 = (int)blockIdx.x * width;
     const int j1 = p.n - j0 < width ? p.n : j0 + width;
@@ -340,7 +340,7 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
             mg_mbar_arrive(own_bar(zbar));   /* release.cta: the poller reads it after its wait */
         }
     }
-    named_bar_sync(kPollMuBar, T + 32);   /* the poller wrote mu */
+    mg_named_bar_sync(kPollMuBar, T + 32);   /* the poller wrote mu */
     const double mu = sh_mu<T>(sh);
     /* the shared finalize's GELU (fp64): one per thread, the columns spread over the whole grid */
     for (int j = j0 + t; j < j1; j += T) {

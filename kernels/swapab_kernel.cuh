@@ -198,7 +198,7 @@ __device__ __forceinline__ void mma(float (&d)[N / 2], uint64_t da, uint64_t db)
     }
 }
 
-/* ---- small helpers (the kernel parameters and named_bar_sync: kernels/swapab_params.cuh) ---------------------- */
+/* ---- small helpers (the kernel parameters: kernels/swapab_params.cuh; named barriers: kernels/hopper.cuh) ------- */
 
 /* Unit u's W tile, x tile and split (WORK in the file header). Clusters of 2 (ranks u % 2, the grid and the units
  * are even): W multicast (p.wcast) the mapping of clusters of 1, whose neighbours u, u + 1 share a W tile (an even
@@ -345,13 +345,13 @@ __device__ __forceinline__ bool split_reduce(float (&acc)[C::NACC], const Params
     for (int i = 0; i < C::NACC; i++) __stcg(mine + i * 128, acc[i]);
     /* the 128 threads' stores, ordered by the barrier, are released GPU-wide by tid 0's acq_rel atomic (cumulative,
      * as THE FUSED FINISH's arrival) */
-    named_bar_sync(1 + c, 128);
+    mg_named_bar_sync(1 + c, 128);
     if (tid == 0) {
         const int last = atom_add_acq_rel_gpu(&p.count[slab], 1) == p.splits - 1;
         if (last) p.count[slab] = 0;    /* every split has arrived: nothing reads it again in this launch */
         flags[c] = last;
     }
-    named_bar_sync(1 + c, 128);         /* the flag, and the acquire above orders the slot reads below */
+    mg_named_bar_sync(1 + c, 128);         /* the flag, and the acquire above orders the slot reads below */
     /* a vote, not a plain test of the shared flag: ptxas then knows the branch is warp-uniform and keeps the k-loop
      * free of WARPSYNCs (a branch it cannot prove uniform put one before every wgmma group) */
     if (!__all_sync(0xffffffffu, flags[c] != 0)) return false;
@@ -398,56 +398,33 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 const float y0 = ok0 ? acc[4 * q + e] + b0 : -INFINITY;
-                v[2 * q + e] = ok1 ? nanmax(y0, acc[4 * q + 2 + e] + b1) : y0;
+                v[2 * q + e] = ok1 ? mg_max_nan(y0, acc[4 * q + 2 + e] + b1) : y0;
             }
         }
         /* max over the 8 lanes sharing lane%4 (lane bits 4, 3, 2: the warp's 16 W rows). The first NT = NV/8 x 8
-         * values: kernel 4's transpose-reduce (col_max): each step a lane keeps half of them and sends the other
-         * half to its partner, NT/2 + NT/4 + NT/8 shuffles leave each lane the 16-row max of NT/8 distinct columns.
-         * The NV - NT others (NX not a multiple of 32: n8, n16, n152): three plain shuffles each. */
+         * values: the transpose-reduce kernel 4's col_max shares (mg_transpose_max_store, kernels/hopper.cuh),
+         * NT/2 + NT/4 + NT/8 shuffles. The NV - NT others (NX not a multiple of 32: n8, n16, n152): three plain
+         * shuffles each. */
         constexpr int NT = NV / 8 * 8;
         float *mine = red + (c * 4 + warp) * C::NX;
-        if constexpr (NT > 0) {
-            const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
-#pragma unroll
-            for (int jj = 0; jj < NT / 2; jj++) {
-                const float keep = b16 ? v[NT / 2 + jj] : v[jj], send = b16 ? v[jj] : v[NT / 2 + jj];
-                v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 16));
-            }
-#pragma unroll
-            for (int jj = 0; jj < NT / 4; jj++) {
-                const float keep = b8 ? v[NT / 4 + jj] : v[jj], send = b8 ? v[jj] : v[NT / 4 + jj];
-                v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 8));
-            }
-#pragma unroll
-            for (int jj = 0; jj < NT / 8; jj++) {
-                const float keep = b4 ? v[NT / 8 + jj] : v[jj], send = b4 ? v[jj] : v[NT / 8 + jj];
-                v[jj] = nanmax(keep, __shfl_xor_sync(0xffffffffu, send, 4));
-            }
-            /* v[t] now holds original index jj = base + t */
-            const int base = (b16 ? NT / 2 : 0) + (b8 ? NT / 4 : 0) + (b4 ? NT / 8 : 0);
-#pragma unroll
-            for (int t = 0; t < NT / 8; t++) {
-                const int jj = base + t;
-                mine[8 * (jj >> 1) + 2 * (lane % 4) + (jj & 1)] = v[t];
-            }
-        }
+        if constexpr (NT > 0) mg_transpose_max_store<NT>(v, lane, mine);
 #pragma unroll
         for (int jj = NT; jj < NV; jj++) {
             float w = v[jj];
-            w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 4));
-            w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 8));
-            w = nanmax(w, __shfl_xor_sync(0xffffffffu, w, 16));
+            w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 4));
+            w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 8));
+            w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 16));
             if (lane < 4) mine[8 * (jj >> 1) + 2 * lane + (jj & 1)] = w;
         }
-        named_bar_sync(1 + c, 128);     /* the consumer's 4 warps wrote their maxima */
+        mg_named_bar_sync(1 + c, 128);     /* the consumer's 4 warps wrote their maxima */
         const float *cr = red + c * 4 * C::NX;
         for (int i = tid; i < C::NX && i < mt; i += 128) {
-            const float m = nanmax(nanmax(cr[i], cr[C::NX + i]), nanmax(cr[2 * C::NX + i], cr[3 * C::NX + i]));
+            const float m =
+                mg_max_nan(mg_max_nan(cr[i], cr[C::NX + i]), mg_max_nan(cr[2 * C::NX + i], cr[3 * C::NX + i]));
             p.partial[(size_t)slab * M + x0 + i] = m;
             if (p.fused == MG_SAB_FUSE_TICKET && !(m - m == 0.f)) row_finish<C>(p, x0 + i, m, zbar);   /* not finite */
         }
-        named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
+        mg_named_bar_sync(1 + c, 128);     /* red is reused by the next unit */
     } else {
         float m0 = -INFINITY, m1 = -INFINITY;
 #pragma unroll
@@ -455,15 +432,17 @@ __device__ __forceinline__ void epilogue(const float (&acc)[C::NACC], const Para
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 if (8 * q + 2 * (lane % 4) + e < mt) {   /* x rows >= M: TMA's zero rows, masked */
-                    m0 = nanmax(m0, acc[4 * q + e] + b0);
-                    m1 = nanmax(m1, acc[4 * q + 2 + e] + b1);
+                    m0 = mg_max_nan(m0, acc[4 * q + e] + b0);
+                    m1 = mg_max_nan(m1, acc[4 * q + 2 + e] + b1);
                 }
             }
         }
-        m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
-        m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
-        m0 = nanmax(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
-        m1 = nanmax(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+        /* mg_quad_max2's four shuffles, written out: through the helper ptxas schedules this epilogue differently
+         * (same length; run 173's library measured this form) */
+        m0 = mg_max_nan(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
+        m1 = mg_max_nan(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
+        m0 = mg_max_nan(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
+        m1 = mg_max_nan(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
         if ((lane & 3) == 0) {
             float *row = p.partial + (size_t)xt * p.n;
             if (ok0) row[j0] = m0;
@@ -593,12 +572,12 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
                       epi_bars = p.max_dim == 1 ? kEpilogueBarsMd1 : 0;
             /* rows wholly past N: nothing to write (a vote: warp-uniform for ptxas, as in split_reduce) */
             if (__all_sync(0xffffffffu, slab * MG_SAB_SLAB >= p.n)) {
-                for (int b = 0; b < handoff_bars + epi_bars; b++) named_bar_sync(1 + c, 128);
+                for (int b = 0; b < handoff_bars + epi_bars; b++) mg_named_bar_sync(1 + c, 128);
                 continue;
             }
             if constexpr (C::SPC == 1) {   /* two slabs per consumer never split K (the policy) */
                 if (p.splits > 1 && !split_reduce<C>(acc[q], p, slab, un.s, c, tid, flags)) {
-                    for (int b = 0; b < epi_bars; b++) named_bar_sync(1 + c, 128);   /* not the last split */
+                    for (int b = 0; b < epi_bars; b++) mg_named_bar_sync(1 + c, 128);   /* not the last split */
                     continue;
                 }
             }
@@ -615,7 +594,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
          * (max_dim 1 has no arrival: THE START TICKET.) */
         constexpr int T = 128 * C::CONSUMERS;
         const int t = (int)threadIdx.x - 128;
-        named_bar_sync(3, T);
+        mg_named_bar_sync(3, T);
         if (t == 0) {
             const int last = atom_add_acq_rel_gpu(p.done, 1) == (int)gridDim.x - 1;
             if (last) *p.done = 0;   /* every CTA has arrived: nothing reads it again in this launch */
@@ -628,7 +607,7 @@ __global__ void __launch_bounds__(C::THREADS, 1) swapab_kernel(const __grid_cons
          * has passed. Clean since (run 77: the same shapes; run 80: every kernel); the same pattern through the
          * split handoff (a past-N slab beside a split one, run 83) is clean since every consumer passes the
          * handoff's barriers too (run 84: racecheck 0 hazards, sanitize.sh 356/356). */
-        named_bar_sync(3, T);
+        mg_named_bar_sync(3, T);
         if (__all_sync(0xffffffffu, flags[2] != 0))   /* a vote: warp-uniform for ptxas (split_reduce's reason) */
             finish<C>(p, t, reinterpret_cast<float *>(smem), reinterpret_cast<double *>(red));
     }

@@ -39,15 +39,6 @@ struct Params {
     unsigned long long *gslot;
 };
 
-/* bar.sync on named barrier id for `threads` threads (a multiple of 32). */
-__device__ __forceinline__ void named_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-/* bar.arrive on named barrier id: this thread's earlier writes are visible to the threads that bar.sync on it. */
-__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 /* atomicAdd with acquire-release semantics at GPU scope: its release publishes what this thread stored, and what a
  * barrier ordered before it from the other threads of the CTA (cumulativity); its acquire makes what the other CTAs
  * released before their own arrivals visible to this thread after it. */
@@ -55,13 +46,6 @@ __device__ __forceinline__ int atom_add_acq_rel_gpu(int *p, int v) {
     int old;
     asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
     return old;
-}
-
-/* PTX max.NaN.f32: NaN if either input is NaN (mg_nanmaxf's contract), one instruction (kernel 4's epi_max). */
-__device__ __forceinline__ float nanmax(float a, float b) {
-    float r;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
 }
 
 }  // namespace mgsab

@@ -18,14 +18,6 @@
 
 namespace mgws {
 
-/* PTX max.NaN.f32, one FMNMX.NAN (NaN if either input is NaN: mg_nanmaxf's contract) instead of mg_nanmaxf's
- * compare-and-select (run 22: with the paired bias loads, 2.6% off the bf16 headline). */
-__device__ __forceinline__ float epi_max(float a, float b) {
-    float r;
-    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-    return r;
-}
-
 /* The bias of columns j, j + 1 (j even) as one 8-byte (float) or 4-byte (bf16) load, kept packed until used: only
  * for tiles wholly inside N whose bias pointer has that alignment (the caller checks). */
 template <class B> struct BiasPairT { using type = float2; };
@@ -76,13 +68,13 @@ __device__ __forceinline__ void row_max(const float (&acc)[C::BN / 2], const Par
 #pragma unroll
         for (int i = 0; i < NI; i++) {
             const float2 bv = bias_pair_f(bias_pair_load(bias_q, 8 * i));
-            m0 = epi_max(m0, acc[4 * i] + bv.x);
-            m0b = epi_max(m0b, acc[4 * i + 1] + bv.y);
-            m1 = epi_max(m1, acc[4 * i + 2] + bv.x);
-            m1b = epi_max(m1b, acc[4 * i + 3] + bv.y);
+            m0 = mg_max_nan(m0, acc[4 * i] + bv.x);
+            m0b = mg_max_nan(m0b, acc[4 * i + 1] + bv.y);
+            m1 = mg_max_nan(m1, acc[4 * i + 2] + bv.x);
+            m1b = mg_max_nan(m1b, acc[4 * i + 3] + bv.y);
         }
-        m0 = epi_max(m0, m0b);
-        m1 = epi_max(m1, m1b);
+        m0 = mg_max_nan(m0, m0b);
+        m1 = mg_max_nan(m1, m1b);
     } else {
 #pragma unroll
         for (int i = 0; i < NI; i++) {
@@ -91,16 +83,13 @@ __device__ __forceinline__ void row_max(const float (&acc)[C::BN / 2], const Par
                 const int col = wk.n0 + 8 * i + 2 * (lane % 4) + e;
                 if (col < n_end) {
                     const float bv = bias_at<Bias>(bias, col);
-                    m0 = epi_max(m0, acc[4 * i + e] + bv);
-                    m1 = epi_max(m1, acc[4 * i + 2 + e] + bv);
+                    m0 = mg_max_nan(m0, acc[4 * i + e] + bv);
+                    m1 = mg_max_nan(m1, acc[4 * i + 2 + e] + bv);
                 }
             }
         }
     }
-    m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 1));
-    m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 1));
-    m0 = epi_max(m0, __shfl_xor_sync(0xffffffffu, m0, 2));
-    m1 = epi_max(m1, __shfl_xor_sync(0xffffffffu, m1, 2));
+    mg_quad_max2(m0, m1);
     if (lane % 4 == 0) {
         if (er.ok0) p.partial[(size_t)wk.tn * M + r0] = m0;
         if (er.ok1) p.partial[(size_t)wk.tn * M + r0 + 8] = m1;
@@ -151,8 +140,8 @@ __device__ __forceinline__ void col_max(const float (&acc)[C::BN / 2], const Par
         for (int i = 0; i < C::BN / 8; i++) {
             if (i < NI) {
                 const float2 bv = bias_pair_f(bias_pair_load(bias_q, 8 * i));
-                v[2 * i] = epi_max(acc[4 * i], acc[4 * i + 2]) + bv.x;
-                v[2 * i + 1] = epi_max(acc[4 * i + 1], acc[4 * i + 3]) + bv.y;
+                v[2 * i] = mg_max_nan(acc[4 * i], acc[4 * i + 2]) + bv.x;
+                v[2 * i + 1] = mg_max_nan(acc[4 * i + 1], acc[4 * i + 3]) + bv.y;
             } else {
                 v[2 * i] = v[2 * i + 1] = -INFINITY;
             }
@@ -167,40 +156,15 @@ __device__ __forceinline__ void col_max(const float (&acc)[C::BN / 2], const Par
                 if (i < NI && col < n_end) {
                     const float bv = bias_at<Bias>(bias, col);
                     if (er.ok0) t = acc[4 * i + e] + bv;
-                    if (er.ok1) t = epi_max(t, acc[4 * i + 2 + e] + bv);
+                    if (er.ok1) t = mg_max_nan(t, acc[4 * i + 2 + e] + bv);
                 }
                 v[2 * i + e] = t;
             }
         }
     }
-    /* Transpose-reduce over the 8 lanes that share lane%4 (lane bits 4, 3, 2): at each step a lane keeps half of its
-     * columns and sends the other half to its partner, so 32 + 16 + 8 = 56 shuffles (not 3 x 64) leave each lane with
-     * the 16-row max of NV/8 distinct columns. No branches. */
-    const bool b16 = lane & 16, b8 = lane & 8, b4 = lane & 4;
-#pragma unroll
-    for (int j = 0; j < NV / 2; j++) {
-        const float keep = b16 ? v[NV / 2 + j] : v[j], send = b16 ? v[j] : v[NV / 2 + j];
-        v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 16));
-    }
-#pragma unroll
-    for (int j = 0; j < NV / 4; j++) {
-        const float keep = b8 ? v[NV / 4 + j] : v[j], send = b8 ? v[j] : v[NV / 4 + j];
-        v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 8));
-    }
-#pragma unroll
-    for (int j = 0; j < NV / 8; j++) {
-        const float keep = b4 ? v[NV / 8 + j] : v[j], send = b4 ? v[j] : v[NV / 8 + j];
-        v[j] = epi_max(keep, __shfl_xor_sync(0xffffffffu, send, 4));
-    }
-    /* v[t] now holds original index j = base + t. */
-    const int base = (b16 ? NV / 2 : 0) + (b8 ? NV / 4 : 0) + (b4 ? NV / 8 : 0);
-    float *my_red = red + (c * 4 + warp) * C::BN;
-#pragma unroll
-    for (int t = 0; t < NV / 8; t++) {
-        const int j = base + t;
-        my_red[8 * (j >> 1) + 2 * (lane % 4) + (j & 1)] = v[t];
-    }
-    named_bar_sync(1 + c, 128); /* this consumer's 4 warps wrote their column maxima */
+    /* the 16-row max of each column over the 8 lanes that share lane%4 (56 shuffles, not 3 x 64) */
+    mg_transpose_max_store<NV>(v, lane, red + (c * 4 + warp) * C::BN);
+    mg_named_bar_sync(1 + c, 128); /* this consumer's 4 warps wrote their column maxima */
     /* = first row / 64. A shifted last tile (sh > 0) has valid rows only from local row sh: a consumer wholly above
      * it writes nothing, and the others move down by sh / 64 slabs, so the tile still writes each of its
      * cdiv(M, 64) - tm * CONSUMERS slabs exactly once (their maxima over other rows than the slab's own, but every
@@ -210,13 +174,13 @@ __device__ __forceinline__ void col_max(const float (&acc)[C::BN / 2], const Par
         const float *cred = red + c * 4 * C::BN;
         for (int lc = tid; lc < C::BN; lc += 128) {
             float x = cred[lc];
-            x = epi_max(x, cred[C::BN + lc]);
-            x = epi_max(x, cred[2 * C::BN + lc]);
-            x = epi_max(x, cred[3 * C::BN + lc]);
+            x = mg_max_nan(x, cred[C::BN + lc]);
+            x = mg_max_nan(x, cred[2 * C::BN + lc]);
+            x = mg_max_nan(x, cred[3 * C::BN + lc]);
             if (wk.n0 + lc < n_end) p.partial[(size_t)slab * N + wk.n0 + lc] = x;
         }
     }
-    named_bar_sync(1 + c, 128); /* red is reused by the next tile */
+    mg_named_bar_sync(1 + c, 128); /* red is reused by the next tile */
 }
 
 /* The end of one piece for a panel WN columns wide: drain the wgmma groups, release the last stage, the stream-K

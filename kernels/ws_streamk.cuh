@@ -13,10 +13,6 @@
 
 namespace mgws {
 
-__device__ __forceinline__ void named_bar_sync(int id, int threads) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 /* Role 1: hand this consumer's accumulators to the tile's owner. */
 template <class C>
 __device__ __forceinline__ void streamk_store(const float (&acc)[C::BN / 2], const Params &p, int c, int tid) {
@@ -25,7 +21,7 @@ __device__ __forceinline__ void streamk_store(const float (&acc)[C::BN / 2], con
 #pragma unroll
     for (int i = 0; i < C::BN / 2; i++) __stcg(dst + i * 128, acc[i]);
     __threadfence();            /* each thread's stores are visible GPU-wide before the flag */
-    named_bar_sync(1 + c, 128); /* ... all 128 threads' */
+    mg_named_bar_sync(1 + c, 128); /* ... all 128 threads' */
     if (tid == 0) mg_st_release_gpu(&p.sk_flag[blockIdx.x * C::CONSUMERS + c], 1);
 }
 
@@ -39,7 +35,7 @@ __device__ __forceinline__ void streamk_gather(float (&acc)[C::BN / 2], const Pa
             while (mg_ld_acquire_gpu(flag) == 0) __nanosleep(64);
             *flag = 0;          /* nothing else reads it in this launch: zero for the next one */
         }
-        named_bar_sync(1 + c, 128); /* the acquire above orders the slot reads below */
+        mg_named_bar_sync(1 + c, 128); /* the acquire above orders the slot reads below */
         const float *src = p.sk_part + ((size_t)o * C::CONSUMERS + c) * SLOT + tid;
 #pragma unroll
         for (int i = 0; i < C::BN / 2; i++) acc[i] += __ldcg(src + i * 128);
