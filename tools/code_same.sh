@@ -5,10 +5,10 @@
 # and ptxas only). Each file is compiled to a cubin twice, from REV's kernels/ and src/ (git archive) and from the
 # working tree's, with the Makefile's flags less -lineinfo (line numbers move with any edit), and the two cubins'
 # sections are compared byte for byte: the .text.* sections (the SASS of every kernel), .nv.constant*, .nv.info* and
-# the rest; not the symbol and string tables, and the anonymous namespace's per-compile hash is taken out of the
-# section names. "same" for a file means ptxas emitted the same instructions for every kernel in it, so what the
-# GPU tests and the benchmark measured on REV holds for the working tree. Default REV: HEAD; default files: every
-# kernels/*.cu (~4 minutes on 2 cores; a single file is ~5-60 s). Needs BUILD's generated headers (make once;
+# the rest; not the symbol and string tables, and the anonymous namespace's per-compile hash and counter are taken
+# out of the section names. "same" for a file means ptxas emitted the same instructions for every kernel in it, so
+# what the GPU tests and the benchmark measured on REV holds for the working tree. Default REV: HEAD; default files:
+# every kernels/*.cu (~4 minutes on 2 cores; one file ~5-60 s). Needs BUILD's generated headers (make once;
 # BUILD=build by default, as the Makefile). Exit status: 0 every file the same, 1 some differ, 2 usage or build.
 #   tools/code_same.sh HEAD kernels/04_wgmma_ws.cu kernels/08_wgmma_swapab.cu
 set -euo pipefail
@@ -48,7 +48,7 @@ def sections(path):
     out = {}
     for h in hdrs:
         name = d[stro + h[0]:d.index(b'\0', stro + h[0])].decode()
-        name = re.sub(r'_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+_\d+', 'ANON', name)
+        name = re.sub(r'_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]{8}(_\d+)?', 'ANON', name)
         if name in ('.symtab', '.strtab', '.shstrtab'):
             continue
         out[name] = d[h[4]:h[4] + h[5]] if h[1] != 8 else b'\0' * h[5]   # SHT_NOBITS: its size only
