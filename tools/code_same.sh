@@ -17,7 +17,10 @@ rev=${1:-HEAD}
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 BUILD=${BUILD:-build}
-[ -f "$BUILD/gen/mg_tiles.h" ] || { echo "code_same: $BUILD/gen/mg_tiles.h missing: run make (BUILD=$BUILD) first" >&2; exit 2; }
+if [ ! -f "$BUILD/gen/mg_tiles.h" ]; then
+    echo "code_same: $BUILD/gen/mg_tiles.h missing: run make (BUILD=$BUILD) first" >&2
+    exit 2
+fi
 git rev-parse --verify -q "$rev^{commit}" > /dev/null || { echo "code_same: $rev: no such commit" >&2; exit 2; }
 files=("$@")
 [ ${#files[@]} -gt 0 ] || mapfile -t files < <(ls kernels/*.cu)
@@ -29,8 +32,13 @@ gen=$(cd "$BUILD/gen" && pwd)
 # shellcheck disable=SC2054  # the commas are one nvcc argument
 flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -cubin)
 build() {   # build TREE OUTDIR FILE
-    (cd "$1" && nvcc "${flags[@]}" -Isrc -Ikernels -I"$gen" -o "$2/$(basename "$3" .cu).cubin" "$3") \
-        2> "$2/$(basename "$3" .cu).log" || { echo "code_same: $3 does not compile in $1:" >&2; cat "$2/$(basename "$3" .cu).log" >&2; return 1; }
+    local out
+    out=$2/$(basename "$3" .cu)
+    if ! (cd "$1" && nvcc "${flags[@]}" -Isrc -Ikernels -I"$gen" -o "$out.cubin" "$3") 2> "$out.log"; then
+        echo "code_same: $3 does not compile in $1:" >&2
+        cat "$out.log" >&2
+        return 1
+    fi
 }
 for f in "${files[@]}"; do
     [ -f "$tmp/base/$f" ] || { echo "code_same: $f is not in $rev" >&2; exit 2; }
