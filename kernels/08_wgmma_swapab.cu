@@ -58,11 +58,12 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 151, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.5-37.2 us md1
- * (M = 4-8 35.5-35.6 us against the 31.4 us W floor and a bare bulk-copy read of W in 33.3 us) and 38.2-39.5 us md0
- * (1.11-1.20x over both), M = 128 as 2 x n64 1.17-1.21x, M = 256 1.049-1.056x (three re-measures 1.033-1.055),
- * M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.07x, M = 384-768 1.06-1.11x; tf32 M = 1-768 1.038-1.51x
- * (notes/18_small_m.md "Session 33"; run 134 before the poller had M <= 64 at 35.6-37.2 / 38.8-40.1 us; on an H100,
+ * measured (H200, run 172, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.1-36.7 us md1
+ * (against the 31.5 us W floor at that H200's copy rate) and 38.0-39.1 us md0 (1.12-1.26x over both), M = 128 as
+ * 2 x n64 1.12-1.19x, M = 256 1.043-1.048x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.09x, M = 384-768
+ * 1.05-1.12x; tf32 M = 1-768 1.043-1.55x
+ * (notes/18_small_m.md "Session 38"; run 151 before W's map lost its promotion had M <= 64 at 35.5-37.2 /
+ * 38.2-39.5 us, run 134 before the poller 35.6-37.2 / 38.8-40.1 us; on an H100,
  * run 170 with PN, PK and the re-tuned H100 table: bf16 M = 1-64 47.3-48.4 / 50.0-50.8 us, 1.11-1.16x, against a
  * 43.95 us W floor).
  * W in panels: +3.5% on the W-stream rows (run 85); the fused finish without the second fence: +2% on the fused
@@ -76,7 +77,8 @@
  * H200); the poller: +0.4 to +0.7% on bf16 max_dim 0 (runs 145-147, H100: the launch's tail after the last epilogue
  * 2.5-2.85 -> 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us); W's map without L2 promotion (w_map): level on an H100
  * (run 156), where tools/probe_start.cu's copy of the map read 128 MiB in 33.4 us without it against 35.6-36.0 with it
- * on an H200 (run 155; kernel 8 at bf16 M = 8 was that ring + ~0.3 us): not yet A/B-measured on an H200.
+ * on an H200 (run 155; kernel 8 at bf16 M = 8 was that ring + ~0.3 us); on an H200 (run 172) kernel 8's M = 8 launch
+ * still spans 32.1 us as in run 153: the promotion was not what kernel 8 lost there.
  */
 #include <cuda_runtime.h>
 
