@@ -3,7 +3,7 @@
 #
 # For a refactor of kernel code on a machine without a GPU (and without cuobjdump: the CPU machines' CUDA has nvcc
 # and ptxas only). Each file is compiled to a cubin twice, from REV's kernels/ and src/ (git archive) and from the
-# working tree's, with the Makefile's flags less -lineinfo (line numbers move with any edit), and the two cubins'
+# working tree's, with the Makefile's NVCCFLAGS less -lineinfo (line numbers move with any edit), and the two cubins'
 # sections are compared byte for byte: the .text.* sections (the SASS of every kernel), .nv.constant*, .nv.info* and
 # the rest; not the symbol and string tables, and the anonymous namespace's per-compile hash and counter are taken
 # out of the section names. "same" for a file means ptxas emitted the same instructions for every kernel in it, so
@@ -28,13 +28,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/base" "$tmp/a" "$tmp/b"
 git archive "$rev" kernels src | tar -x -C "$tmp/base"
-gen=$(cd "$BUILD/gen" && pwd)
-# shellcheck disable=SC2054  # the commas are one nvcc argument
-flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -cubin)
+# shellcheck disable=SC2016  # $(NVCCFLAGS) is make's, expanded by make
+# the Makefile's own NVCCFLAGS (BUILD absolute: REV's tree is compiled from elsewhere), less -lineinfo
+read -ra flags <<< "$(make -s --no-print-directory --eval 'code-same-flags: ; @echo $(NVCCFLAGS)' code-same-flags \
+    BUILD="$(cd "$BUILD" && pwd)")"
+for i in "${!flags[@]}"; do [ "${flags[$i]}" != -lineinfo ] || unset 'flags[i]'; done
+[ ${#flags[@]} -gt 0 ] || { echo "code_same: make printed no NVCCFLAGS" >&2; exit 2; }
 build() {   # build TREE OUTDIR FILE
     local out
     out=$2/$(basename "$3" .cu)
-    if ! (cd "$1" && nvcc "${flags[@]}" -Isrc -Ikernels -I"$gen" -o "$out.cubin" "$3") 2> "$out.log"; then
+    if ! (cd "$1" && nvcc "${flags[@]}" -cubin -o "$out.cubin" "$3") 2> "$out.log"; then
         echo "code_same: $3 does not compile in $1:" >&2
         cat "$out.log" >&2
         return 1
