@@ -24,7 +24,8 @@
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
  * Run on a GPU: `build/probe_start > probe_start.csv` (~20 s); `build/probe_start bulk384 128 3` times one case only
- * (for ncu: `ncu -k regex:bulk_kernel --launch-skip 1 ...`). */
+ * (for ncu: `ncu -k regex:bulk_kernel --launch-skip 1 ...`); `build/probe_start tma3d_p0 128 10 span` then prints the
+ * span of 10 more launches of it (first CTA's entry to last consumer's end, %globaltimer: kernel 8's TL3 stamps). */
 #include "hopper.cuh"
 #include "probe_common.cuh"
 
@@ -66,10 +67,21 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
  * 2 (tma3d): kernel 8's W panels (a 128-byte column of all 8192 rows, 1 MiB each; CTA b reads rows 64b .. 64b + 63,
  * 8 KiB contiguous, of panels 2s and 2s + 1 at stage s), by two 8 KiB 1-D bulk copies (1) or two 3-D TMA boxes with
  * the 128B swizzle through kernel 8's tensor map (2): the same bytes in kernel 8's order and form. */
+/* The span of the latest stamped launch (`probe_start VARIANT MIB REPS span`): %globaltimer at the first CTA's entry
+ * (atomicMin of every CTA's) and at the last consumer thread's end (atomicMax), the stamps kernel 8's light timeline
+ * takes (notes/runs/r147_exp_light_timeline.diff: TL3's start and end), so that the two launches' spans compare. */
+__device__ unsigned long long g_span[2];
+__device__ __forceinline__ unsigned long long span_now() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 template <int THREADS, bool REGS, int MODE = 0>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
-                                                          const __grid_constant__ CUtensorMap tm) {
+                                                          const __grid_constant__ CUtensorMap tm, int stamp = 0) {
     extern __shared__ uint8_t smem_raw[];
+    if (stamp && threadIdx.x == 0) atomicMin(&g_span[0], span_now());
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     __shared__ uint64_t full[kStages], empty[kStages];
     if (threadIdx.x == 0) {
@@ -117,6 +129,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             mg_mbar_arrive(&empty[st]);
         }
         if (a == 0x9e3779b9u) out[0] = a;
+        if (stamp) atomicMax(&g_span[1], span_now());
     }
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
 }
@@ -159,6 +172,28 @@ static const Variant kVariants[] = {
     {"tma3d_box2", L_TMA256_BOX2, kP256, kS128, 2},
 };
 
+/* `span`: REPS stamped launches of the bulk / tma3d variants, each after the read flush, one line each:
+ * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
+static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
+    for (int r = 0; r < reps; r++) {
+        const unsigned long long init[2] = {~0ull, 0ull};
+        CK(cudaMemcpyToSymbol(g_span, init, sizeof init));
+        if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) return false;
+        switch (var.launch) {
+        case L_BULK384: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, 1); break;
+        case L_BULKP: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, 1); break;
+        case L_TMA384: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, 1); break;
+        case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, 1); break;
+        default: fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name); return false;
+        }
+        CK(cudaDeviceSynchronize());
+        unsigned long long got[2];
+        CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
+        printf("span,%s,%lld,%.3f\n", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3);
+    }
+    return true;
+}
+
 int main(int argc, char **argv) {
     /* optional: `probe_start VARIANT MIB [REPS]` times that one case only (e.g. under ncu: bulk384 128 3) */
     const char *only = argc > 1 ? argv[1] : NULL;
@@ -179,8 +214,9 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int reps = argc > 3 ? atoi(argv[3]) : 30;
+    const bool span = argc > 4 && strcmp(argv[4], "span") == 0;
     if (argc == 2 || (argc > 2 && (only_mib < 1 || only_mib > 128 || reps < 1))) {
-        fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS]]   (MIB 1..128, REPS >= 1)\n");
+        fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS [span]]]   (MIB 1..128, REPS >= 1)\n");
         return 2;
     }
     const int mib[] = {8, 16, 32, 64, 128};
@@ -217,6 +253,7 @@ int main(int argc, char **argv) {
                 true, reps);
             printf("%s,%lld,%.2f,%.0f\n", var.name, (long long)bytes, us, bytes / us / 1e3);
             fflush(stdout);
+            if (only && span && !var_span(var, x, slab, tm, reps)) return 1;
             const double mbytes = bytes / 1e6;
             sx += mbytes; sy += us; sxx += mbytes * mbytes; sxy += mbytes * us;
             if (only) break;
