@@ -1,6 +1,7 @@
 /* gpu_util.cu: device-side helpers shared by the CLI, the tests and the benchmark (src/gpu_util.h).
  *
  *   mg_fill_uniform / mg_fill_seedlike  the project's counter-based RNG (src/rng.h), bit-identical to the CPU
+ *   mg_fill_s8                          bytes in [-127, 127] from the same hash (the benchmark's int8 ceiling)
  *   mg_poison                           a NaN pattern, written before every checked run
  *   mg_l2_flush_read                    the benchmark's L2 flush: a read of a 2 x L2 buffer (timing.c)
  *   mg_gpu_reference                    the fp64 reference: widen, cublasDgemm, fp64 bias + max + finalize
@@ -51,6 +52,11 @@ __global__ void fill_bf16_kernel(__nv_bfloat16 *__restrict__ dst, size_t count, 
                                  float hi) {
     for (size_t i = (size_t)blockIdx.x * UT_THREADS + threadIdx.x; i < count; i += (size_t)gridDim.x * UT_THREADS)
         dst[i] = __float2bfloat16_rn(rng_uniform_exact(seed, s, i, lo, hi));
+}
+
+__global__ void fill_s8_kernel(int8_t *__restrict__ dst, size_t count, uint64_t seed, uint32_t s) {
+    for (size_t i = (size_t)blockIdx.x * UT_THREADS + threadIdx.x; i < count; i += (size_t)gridDim.x * UT_THREADS)
+        dst[i] = mg_rng_s8(seed, s, i);
 }
 
 template <typename T>
@@ -221,6 +227,14 @@ extern "C" mg_status mg_fill_uniform(void *dst, size_t count, mg_precision prec,
         fill_f32_kernel<<<grid_for(count), UT_THREADS, 0, st>>>((float *)dst, count, seed, rng_stream, lo, hi);
     else
         return mg_set_error(MG_ERR_PRECISION, "mg_fill_uniform: unknown precision %d", (int)prec);
+    MG_LAUNCH_CHECK();
+    return MG_OK;
+}
+
+extern "C" mg_status mg_fill_s8(void *dst, size_t count, uint64_t seed, uint32_t rng_stream, void *stream) {
+    if (count == 0) return MG_OK;
+    if (!dst) return mg_set_error(MG_ERR_INVALID_ARG, "mg_fill_s8: NULL destination");
+    fill_s8_kernel<<<grid_for(count), UT_THREADS, 0, (cudaStream_t)stream>>>((int8_t *)dst, count, seed, rng_stream);
     MG_LAUNCH_CHECK();
     return MG_OK;
 }

@@ -12,6 +12,8 @@ extern "C" {
  * (src/rng.h), i.e. exactly what the CPU draws for the same seed. */
 mg_status mg_fill_uniform(void *dst, size_t count, mg_precision prec, uint64_t seed, uint32_t rng_stream,
                           float lo, float hi, void *stream);
+/* Fills count bytes with mg_rng_s8(seed, rng_stream, i) (src/rng.h): [-127, 127], what the CPU draws. */
+mg_status mg_fill_s8(void *dst, size_t count, uint64_t seed, uint32_t rng_stream, void *stream);
 /* Seed-like inputs for one problem: x ~ U[0,1), W, b ~ U(-1/sqrt(K), 1/sqrt(K)) (bound 1 when K = 0). */
 mg_status mg_fill_seedlike(void *x, void *W, void *b, int64_t m, int64_t n, int64_t k, mg_precision prec,
                            uint64_t seed, void *stream);

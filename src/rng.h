@@ -26,5 +26,9 @@ MG_HD float mg_rng_u01(uint64_t seed, uint32_t stream, uint64_t idx) {
 MG_HD float mg_rng_uniform(uint64_t seed, uint32_t stream, uint64_t idx, float lo, float hi) {
     return lo + (hi - lo) * mg_rng_u01(seed, stream, idx);
 }
+/* A byte in [-127, 127] (the benchmark's int8 ceiling inputs: the range of the s8 slices of seed-like data). */
+MG_HD int8_t mg_rng_s8(uint64_t seed, uint32_t stream, uint64_t idx) {
+    return (int8_t)((int)(mg_splitmix64(seed ^ ((uint64_t)stream << 56) ^ idx) % 255u) - 127);
+}
 enum { MG_RNG_X = 1, MG_RNG_W = 2, MG_RNG_B = 3 };
 #endif

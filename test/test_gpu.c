@@ -323,6 +323,21 @@ Test(gpu_util, fill_matches_cpu_rng) {
             MG_TEST_CUDA(cudaFree(dv[a]));
         }
     }
+    /* The int8 ceiling's bytes (mg_fill_s8): the CPU's mg_rng_s8 draw, byte for byte, over an odd count. */
+    for (uint32_t rs = MG_RNG_X; rs <= MG_RNG_W; rs++) {
+        const size_t cnt8 = 4099;
+        int8_t *d8 = (int8_t *)dmalloc(cnt8), *h8 = (int8_t *)hmalloc(cnt8);
+        MG_TEST_OK(mg_fill_s8(d8, cnt8, seed, rs, st));
+        MG_TEST_CUDA(cudaMemcpyAsync(h8, d8, cnt8, cudaMemcpyDeviceToHost, st));
+        MG_TEST_CUDA(cudaStreamSynchronize(st));
+        size_t diff = 0, first = cnt8;
+        for (size_t i = 0; i < cnt8; i++)
+            if (h8[i] != mg_rng_s8(seed, rs, i) && diff++ == 0) first = i;
+        cr_expect(diff == 0, "s8 fill (stream %u): %zu of %zu bytes differ from the CPU draw (first %zu)", rs, diff,
+                  cnt8, first);
+        free(h8);
+        MG_TEST_CUDA(cudaFree(d8));
+    }
     /* Poison patterns. */
     void *p = dmalloc(64);
     uint32_t h32[16];

@@ -3,6 +3,7 @@
 #include "test_common.h"
 
 #include "reference.h"
+#include "rng.h"
 
 #include <stdlib.h>
 
@@ -227,4 +228,23 @@ Test(reference, seedlike_fused_matches_materialised) {
     cr_assert(neg > 0 && pos > 0);
     cr_assert_eq(mg_reference(x, w, b, M, N, K, 1, r1), MG_OK);
     for (int i = 0; i < M; i++) MG_ASSERT_POS_ZERO(r1[i]);
+}
+
+/* mg_rng_s8 (the int8 ceiling's inputs, drawn on the GPU by mg_fill_s8): every byte in [-127, 127], both ends and
+ * zero drawn, about uniformly (255 values: ~392 each in 100000 draws), and the streams differ. */
+Test(rng, s8_range_and_spread) {
+    int count[256] = {0}, same = 0;
+    const int n = 100000;
+    for (int i = 0; i < n; i++) {
+        const int v = mg_rng_s8(42, MG_RNG_X, (uint64_t)i);
+        cr_assert(v >= -127 && v <= 127, "draw %d = %d is outside [-127, 127]", i, v);
+        count[v + 128]++;
+        same += v == mg_rng_s8(42, MG_RNG_W, (uint64_t)i);
+    }
+    cr_expect(count[1] > 0 && count[255] > 0 && count[128] > 0, "-127, 127 and 0 are all drawn (%d, %d, %d)", count[1],
+              count[255], count[128]);
+    for (int v = 1; v < 256; v++)
+        cr_expect(count[v] > 250 && count[v] < 550, "value %d drawn %d times in %d (expected ~%d)", v - 128, count[v],
+                  n, n / 255);
+    cr_expect(same < n / 100, "the x and W streams agree on %d of %d draws", same, n);
 }

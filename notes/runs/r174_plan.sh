@@ -23,3 +23,5 @@ for v in tma3d_p0; do
     timeout 60 bundle/bin/probe_start $v 128 20 span >> "$O/probe_span2.csv" 2>> "$O/probe_span.log"
 done
 plan_step "probe_start span again rc $?"
+plan_suite test_maxgemm 'gpu_util/*' gpu_util 60 --verbose   # mg_fill_s8 (the int8 ceiling's inputs, now on the GPU)
+plan_bench ceil maxgemm_bench bench/matrix_ceilings.txt 60
