@@ -31,6 +31,9 @@
  * to kernel 9's (2.4e-5 .. 3.2e-5 over 5 seeds, md0). So the first version beat the prediction below (0.35 ms).
  * Its slice maps without L2 promotion (slice_map, run 161 on an H100, A PK PK A over bench/matrix_int8_promo.txt):
  * 0.5-1.1% faster at the headline (0.3009-0.3023 against 0.3029-0.3043 ms), 2.5-3.2% at M = 2048-16384, 3% at 32.
+ * Its max_dim 0 column maxima by the transpose-reduce kernels 4 and 8 share (run 179 on an H100, A TR TR A A TR over
+ * bench/matrix_int8_md0.txt): 0.5-1% faster on every max_dim 0 row in every pass (headline 0.3032-0.3044 against
+ * 0.3053-0.3070 ms, M = 16384 4.530-4.554 against 4.564-4.584 ms), max_dim 1 level.
  * Prediction at the headline (M = 1024, N = K = 8192, fp32 mode): one int8 product is 2MNK = 137.4 G ops; the floors:
  * 0.0694 ms per product at the 1979 TOPS datasheet (0.208 ms for 3), 0.128 ms per product at cuBLAS int8's measured
  * 1072 TOPS (0.384 ms for 3); kernel 9 measured 0.362 ms in all (its 2 GEMMs run the 3 products faster than 3 x 0.128).

@@ -24,7 +24,8 @@
  *   FLAGGED rows (flag[i] != 0: the exact fallback computes them into the last partial row) and columns >= N are -inf
  *   (they never compete); NaN propagates (max.NaN.f32, mg_nanmaxf's contract).
  *   max_dim 1  per row: max over the thread's BN/4 columns, __shfl_xor 1, 2 over the quad -> partial[tn * M + i].
- *   max_dim 0  per column: max over the thread's 2 rows, __shfl_xor 4, 8, 16 (the warp's 16 rows), the consumer's 4
+ *   max_dim 0  per column: max over the thread's 2 rows, then over the warp's 16 rows (lane bits 4, 3, 2) by the
+ *              transpose-reduce kernels 4 and 8 share (mg_transpose_max_store: NV/2 + NV/4 + NV/8 shuffles), the consumer's 4
  *              warps through shared memory (named barrier 1 + c of its 128 threads) -> partial[slab * N + j],
  *              slab = the consumer's 64-row slab of x. Consumers never wait for each other. */
 #ifndef MG_INT8_KERNEL_CUH
@@ -200,14 +201,10 @@ __device__ __forceinline__ void epilogue(const int32_t (&hh)[C::NACC], const int
     float v[NV];
     each_y<C>(hh, cr, p, cb, ok0, ok1, u0, u1, [&](int jj, float y0, float y1) { v[jj] = mg_max_nan(y0, y1); });
     float *mine = red + (c * 4 + warp) * C::BN;
-#pragma unroll
-    for (int jj = 0; jj < NV; jj++) {   /* over the 8 lanes sharing lane % 4: the warp's 16 rows */
-        float w = v[jj];
-        w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 4));
-        w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 8));
-        w = mg_max_nan(w, __shfl_xor_sync(0xffffffffu, w, 16));
-        if (lane < 4) mine[8 * (jj >> 1) + 2 * lane + (jj & 1)] = w;
-    }
+    /* over the 8 lanes sharing lane % 4 (the warp's 16 rows): kernels 4 and 8's transpose-reduce (kernels/hopper.cuh),
+     * NV/2 + NV/4 + NV/8 shuffles where three plain ones per value took 3 NV */
+    static_assert(NV % 8 == 0, "the transpose-reduce takes the columns 8 at a time (BN a multiple of 32)");
+    mg_transpose_max_store<NV>(v, lane, mine);
     mg_named_bar_sync(1 + c, 128);   /* the consumer's 4 warps wrote their column maxima */
     const int slab = tm * C::CONSUMERS + c;
     if (slab * MG_I8_SLAB < M) {
