@@ -1,0 +1,26 @@
+# run 181 (session 39; ~250 s of command, on an H200 only: any other GPU runs nothing): the H200's questions left by
+# runs 174-180, the same steps as run 180's H200 block without the suites (run 180 ran them on main's final library):
+# probe_start's span of the bare rings (tma3d_p0, bulk384); A / NW over the bar rows, two passes; ncu's SM clock and
+# duration of A and NW at bf16 M = 8 (is the H200's ~2 us at M = 8 the tensor clock of runs 176h-178?); main's
+# benchmark into bench_nvidia_h200.csv (the h200.csv candidate, with kernel 10's TR).
+# BIN bench_NW maxgemm_bench notes/runs/r174_exp_nw.diff
+#   tools/pack_bundle.sh notes/runs/r181_plan.sh
+#   tar xJf bundle/pack.tar.xz && bash bundle/run181.sh $OUT        (carry ["bundle"], timeout 360)
+. bundle/plan_lib.sh; plan_init "$1" r181
+if [ "$PLAN_GPU" != nvidia_h200 ]; then
+    plan_step "not an H200 ($PLAN_GPU): nothing run"
+    exit 0
+fi
+for v in tma3d_p0 bulk384; do
+    timeout 60 bundle/bin/probe_start $v 128 20 span >> "$O/probe_span.csv" 2>> "$O/probe_span.log"
+done
+plan_step "probe_start span rc $?"
+plan_abx bar bench/matrix_bar.txt A_1 NW_1 NW_2 A_2
+N=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+for b in maxgemm_bench bench_NW; do
+    timeout 90 $N --clock-control none --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+        -k regex:swapab --launch-skip 2 --launch-count 4 bundle/bin/$b --matrix bench/matrix_k8_stream.txt \
+        --csv /tmp/x.csv > "$O/ncu_$b.csv" 2>&1
+done
+plan_step "ncu A / NW"
+plan_bench bench_$PLAN_GPU maxgemm_bench bench/matrix.txt 150
