@@ -755,7 +755,7 @@ static int run_int8_ceiling(env *e, const mgm_row *row, uint64_t seed, int warmu
     mg_status s = dmalloc(&x, nx, "ceiling int8 x");
     if (s == MG_OK) s = dmalloc(&W, nw, "ceiling int8 W");
     if (s == MG_OK) s = dmalloc(&y, (size_t)row->m * (size_t)row->n * sizeof(int32_t), "ceiling int8 y");
-    /* on the device (the host loop over 2 x 64 MiB took ~1 s per row), the same bytes: src/rng.h mg_rng_s8 */
+    /* drawn on the device (not by a host loop over 2 x 64 MiB and a copy), the same bytes: src/rng.h mg_rng_s8 */
     if (s == MG_OK) s = mg_fill_s8(x, nx, seed, MG_RNG_X, e->stream);
     if (s == MG_OK) s = mg_fill_s8(W, nw, seed, MG_RNG_W, e->stream);
     gemm_ctx g = {NULL, (int)row->m, (int)row->n, (int)row->k, x, W, y, CUDA_R_8I, CUDA_R_32I, CUBLAS_COMPUTE_32I};

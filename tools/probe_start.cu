@@ -195,9 +195,16 @@ static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const C
 }
 
 int main(int argc, char **argv) {
-    /* optional: `probe_start VARIANT MIB [REPS]` times that one case only (e.g. under ncu: bulk384 128 3) */
+    /* optional: `probe_start VARIANT MIB [REPS [span]]` times that one case only (e.g. under ncu: bulk384 128 3) */
     const char *only = argc > 1 ? argv[1] : NULL;
     const int only_mib = argc > 2 ? atoi(argv[2]) : 0;
+    const int reps = argc > 3 ? atoi(argv[3]) : 30;
+    const bool span = argc > 4 && strcmp(argv[4], "span") == 0;
+    /* the arguments first: a bad one is a usage error on any machine, before the GPU is touched */
+    if (argc == 2 || argc > 5 || (argc == 5 && !span) || (argc > 2 && (only_mib < 1 || only_mib > 128 || reps < 1))) {
+        fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS [span]]]   (MIB 1..128, REPS >= 1)\n");
+        return 2;
+    }
     const int64_t kMax = 128ll << 20, kFlush = 256ll << 20;
     probe_init((size_t)kFlush);
     cudaDeviceProp prop;
@@ -213,12 +220,6 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    const int reps = argc > 3 ? atoi(argv[3]) : 30;
-    const bool span = argc > 4 && strcmp(argv[4], "span") == 0;
-    if (argc == 2 || (argc > 2 && (only_mib < 1 || only_mib > 128 || reps < 1))) {
-        fprintf(stderr, "usage: probe_start [VARIANT MIB [REPS [span]]]   (MIB 1..128, REPS >= 1)\n");
-        return 2;
-    }
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;
