@@ -37,6 +37,12 @@
 #   plan_tl3 BIN "MS" "DIMS"            kernel 8's light timeline (a BIN built with r147_exp_light_timeline.diff or
 #                                       a variant of it) of bf16 at each M of MS and max_dim of DIMS, into
 #                                       BIN_dD_mM.txt (tools/timeline_summary.py reads them), then one step
+#   plan_span VARIANT...                 tools/probe_start's span mode (20 cold launches of VARIANT at 128 MiB, first
+#                                       CTA's entry to last consumer's end) into probe_span.csv, then one step
+#   plan_clock TAG CMD...               plan_ncu of kernel 8 (4 launches after 1): duration, SM clock, DRAM % of peak
+#                                       (session 39's tensor-clock question), into ncu_TAG.csv
+#   plan_checks BIN "M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut --check` at
+#                                       each shape and both max_dims, PASS / FAIL per line into checks.txt, one step
 #   plan_retune TB_SECS FP32_SECS BENCH_SECS  the GPU's dispatch table re-tuned (run 130's tune: tf32 / bf16 kernels
 #                                       4 7 8 with their variants, fp32 kernels 6 7 10 11) into tune/ and tune_fp32/,
 #                                       picked from both into picked/, and main's benchmark with the picked table
@@ -176,6 +182,35 @@ plan_tl3() {
         done
     done
     plan_step "timelines ($bin)"
+}
+
+plan_span() {
+    local v
+    for v in "$@"; do
+        timeout 60 bundle/bin/probe_start "$v" 128 20 span >> "$O/probe_span.csv" 2>> "$O/probe_span.log"
+    done
+    plan_step "probe_start span ($*): $(grep -c '^span,' "$O/probe_span.csv" 2>/dev/null) launches"
+}
+
+plan_clock() {
+    local tag=$1
+    shift
+    plan_ncu "$tag" 90 gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+        swapab 4 "$@"
+}
+
+plan_checks() {
+    local bin=$1 shapes=$2 m n k d tag
+    shift 2
+    while read -r m n k; do
+        [ -n "$m" ] || continue
+        for d in 1 0; do
+            tag=check_m${m}_n${n}_k${k}_d$d
+            plan_cli "$tag" "$bin" 60 -m "$m" -n "$n" -k "$k" -d "$d" "$@" --no-shortcut --check -i 3 -w 1
+            echo "m${m}_n${n}_k${k}_d$d $(grep -o 'PASS\|FAIL' "$O/$tag.txt" | head -1)" >> "$O/checks.txt"
+        done
+    done <<< "$(echo "$shapes" | tr ';' '\n')"
+    plan_step "checks ($bin $*): $(grep -c PASS "$O/checks.txt") PASS, $(grep -c FAIL "$O/checks.txt") FAIL"
 }
 
 plan_retune() {

@@ -11,16 +11,8 @@ if [ "$PLAN_GPU" != nvidia_h200 ]; then
     plan_step "not an H200 ($PLAN_GPU): nothing run"
     exit 0
 fi
-for v in tma3d_p0 bulk384; do
-    timeout 60 bundle/bin/probe_start $v 128 20 span >> "$O/probe_span.csv" 2>> "$O/probe_span.log"
-done
-plan_step "probe_start span rc $?"
+plan_span tma3d_p0 bulk384
 plan_abx bar bench/matrix_bar.txt A_1 NW_1 NW_2 A_2
-N=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-for b in maxgemm_bench bench_NW; do
-    timeout 90 $N --clock-control none --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-        -k regex:swapab --launch-skip 2 --launch-count 4 bundle/bin/$b --matrix bench/matrix_k8_stream.txt \
-        --csv /tmp/x.csv > "$O/ncu_$b.csv" 2>&1
-done
-plan_step "ncu A / NW"
+plan_clock A bundle/bin/maxgemm_bench --matrix bench/matrix_k8_stream.txt --csv /tmp/x.csv
+plan_clock NW bundle/bin/bench_NW --matrix bench/matrix_k8_stream.txt --csv /tmp/x.csv
 plan_bench bench_$PLAN_GPU maxgemm_bench bench/matrix.txt 150
