@@ -41,8 +41,9 @@
 #                                       CTA's entry to last consumer's end) into probe_span.csv, then one step
 #   plan_clock TAG CMD...               plan_ncu of kernel 8 (4 launches after 1): duration, SM clock, DRAM % of peak
 #                                       (session 39's tensor-clock question), into ncu_TAG.csv
-#   plan_checks BIN "M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut --check` at
-#                                       each shape and both max_dims, PASS / FAIL per line into checks.txt, one step
+#   plan_checks BIN "M N K;M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut
+#                                       --check` at each shape (';' between shapes) and both max_dims, PASS / FAIL per
+#                                       line into checks.txt, one step
 #   plan_retune TB_SECS FP32_SECS BENCH_SECS  the GPU's dispatch table re-tuned (run 130's tune: tf32 / bf16 kernels
 #                                       4 7 8 with their variants, fp32 kernels 6 7 10 11) into tune/ and tune_fp32/,
 #                                       picked from both into picked/, and main's benchmark with the picked table

@@ -172,20 +172,36 @@ static const Variant kVariants[] = {
     {"tma3d_box2", L_TMA256_BOX2, kP256, kS128, 2},
 };
 
+/* One launch of variant var over `bytes` of x (slabs of slab bytes per CTA), stamping its span when stamp != 0 (the
+ * bulk / tma3d kernels only). tm: the variant's tensor map (all zeros for the variants without one). */
+static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t slab, const CUtensorMap &tm,
+                   int stamp) {
+    const uint4 *x16 = (const uint4 *)x;
+    switch (var.launch) {
+    case L_LD: ld_kernel<<<kG, 256>>>(x16, slab / 16, g_sink); break;
+    case L_FLAT: stream_kernel<false><<<g_sms * 8, 256>>>(x16, bytes / 16, g_sink); break;
+    case L_BULK64: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_BULK384: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_BULK384R: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_BULKP: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_TMA384: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_TMA256_BOX2: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    }
+}
+
 /* `span`: REPS stamped launches of the bulk / tma3d variants, each after the read flush, one line each:
  * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
 static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
+    if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256) {
+        fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name);
+        return false;
+    }
     for (int r = 0; r < reps; r++) {
         const unsigned long long init[2] = {~0ull, 0ull};
         CK(cudaMemcpyToSymbol(g_span, init, sizeof init));
         if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) return false;
-        switch (var.launch) {
-        case L_BULK384: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, 1); break;
-        case L_BULKP: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, 1); break;
-        case L_TMA384: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, 1); break;
-        case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, 1); break;
-        default: fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name); return false;
-        }
+        launch(var, x, slab * kG, slab, tm, 1);
         CK(cudaDeviceSynchronize());
         unsigned long long got[2];
         CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
@@ -234,24 +250,9 @@ int main(int argc, char **argv) {
         for (int mb : mib) {
             if (only) mb = only_mib;
             const int64_t bytes = (int64_t)mb << 20, slab = bytes / kG;
-            const uint4 *x16 = (const uint4 *)x;
             CUtensorMap tm = none;   /* the tma3d launches: kernel 8's W map (bf16 panels of 64 x 8192 rows) */
             if (var.depth > 0 && !tma3d_map(&tm, x, bytes / kPanel, var.promo, var.swizzle, var.depth)) return 1;
-            const double us = time_us(
-                [&] {
-                    switch (var.launch) {
-                    case L_LD: ld_kernel<<<kG, 256>>>(x16, slab / 16, g_sink); break;
-                    case L_FLAT: stream_kernel<false><<<g_sms * 8, 256>>>(x16, bytes / 16, g_sink); break;
-                    case L_BULK64: bulk_kernel<64, false><<<kG, 64, kSmem>>>(x, slab, g_sink, none); break;
-                    case L_BULK384: bulk_kernel<384, false><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
-                    case L_BULK384R: bulk_kernel<384, true><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
-                    case L_BULKP: bulk_kernel<384, false, 1><<<kG, 384, kSmem>>>(x, slab, g_sink, none); break;
-                    case L_TMA384: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm); break;
-                    case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
-                    case L_TMA256_BOX2: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm); break;
-                    }
-                },
-                true, reps);
+            const double us = time_us([&] { launch(var, x, bytes, slab, tm, 0); }, true, reps);
             printf("%s,%lld,%.2f,%.0f\n", var.name, (long long)bytes, us, bytes / us / 1e3);
             fflush(stdout);
             if (only && span && !var_span(var, x, slab, tm, reps)) return 1;
