@@ -42,8 +42,8 @@
 #   plan_clock TAG CMD...               plan_ncu of kernel 8 (4 launches after 1): duration, SM clock, DRAM % of peak
 #                                       (session 39's tensor-clock question), into ncu_TAG.csv
 #   plan_checks BIN "M N K;M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut
-#                                       --check` at each shape (';' between shapes) and both max_dims, PASS / FAIL per
-#                                       line into checks.txt, one step
+#                                       --check` at each shape (';' between shapes) and both max_dims, "BIN shape
+#                                       PASS / FAIL" per line into checks.txt, one step counting this call's lines
 #   plan_retune TB_SECS FP32_SECS BENCH_SECS  the GPU's dispatch table re-tuned (run 130's tune: tf32 / bf16 kernels
 #                                       4 7 8 with their variants, fp32 kernels 6 7 10 11) into tune/ and tune_fp32/,
 #                                       picked from both into picked/, and main's benchmark with the picked table
@@ -201,17 +201,19 @@ plan_clock() {
 }
 
 plan_checks() {
-    local bin=$1 shapes=$2 m n k d tag
+    local bin=$1 shapes=$2 m n k d tag line pass=0 fail=0
     shift 2
     while read -r m n k; do
         [ -n "$m" ] || continue
         for d in 1 0; do
             tag=check_m${m}_n${n}_k${k}_d$d
             plan_cli "$tag" "$bin" 60 -m "$m" -n "$n" -k "$k" -d "$d" "$@" --no-shortcut --check -i 3 -w 1
-            echo "m${m}_n${n}_k${k}_d$d $(grep -o 'PASS\|FAIL' "$O/$tag.txt" | head -1)" >> "$O/checks.txt"
+            line="m${m}_n${n}_k${k}_d$d $(grep -o 'PASS\|FAIL' "$O/$tag.txt" | head -1)"
+            echo "$bin $line" >> "$O/checks.txt"
+            case $line in *PASS) pass=$((pass + 1)) ;; *) fail=$((fail + 1)) ;; esac   # no verdict is a failure
         done
     done <<< "$(echo "$shapes" | tr ';' '\n')"
-    plan_step "checks ($bin $*): $(grep -c PASS "$O/checks.txt") PASS, $(grep -c FAIL "$O/checks.txt") FAIL"
+    plan_step "checks ($bin $*): $pass PASS, $fail FAIL or no verdict (this call's shapes only)"
 }
 
 plan_retune() {

@@ -5,10 +5,13 @@
 # benchmark into bench_nvidia_h200.csv (the h200.csv candidate, with kernel 10's TR).
 # BIN bench_NW maxgemm_bench notes/runs/r174_exp_nw.diff
 #   tools/pack_bundle.sh notes/runs/r181_plan.sh
-#   tar xJf bundle/pack.tar.xz && bash bundle/run181.sh $OUT        (carry ["bundle"], timeout 360)
+#   tar xJf bundle/pack.tar.xz && bash bundle/run181.sh $OUT [span]   (carry ["bundle"], timeout 360)
 . bundle/plan_lib.sh; plan_init "$1" r181
 if [ "$PLAN_GPU" != nvidia_h200 ]; then
-    plan_step "not an H200 ($PLAN_GPU): nothing run"
+    # session 40: on the first other GPU of a session (second argument "span") the one check main still owes a GPU:
+    # probe_start's span mode since a1251b1 (one launch() for the timed and the stamped launches), ~20 s
+    if [ "${2:-}" = span ]; then plan_span tma3d_p0 bulk384; fi
+    plan_step "not an H200 ($PLAN_GPU): nothing else run"
     exit 0
 fi
 plan_span tma3d_p0 bulk384
