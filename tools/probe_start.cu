@@ -20,6 +20,14 @@
  *             (kernel 8's n8 CTA: the producer and one consumer warpgroup); tma3d_p0 / _p128: tma3d256 with the L2
  *             promotion off / 128 B (kernel 8's until run 156: 256 B); tma3d_ns: without the swizzle; tma3d_box2: one box of both
  *             panels per stage (64 x 64 x 2)
+ *   tma3d_fin tma3d_p0 plus the least a grid-wide finish can be (session 40): the floor under kernel 8's max_dim 0
+ *             finish (tagged slots, a poller, the GELU), timed beside the bare ring. After the ring, warp 1 makes 64
+ *             "column maxima" from the stream's fold, sums them (a shuffle tree) into its CTA's slot (one relaxed
+ *             64-bit store: the launch's tag << 32 | the float) and waits for mu; warp 2 polls the grid's 128 slots
+ *             from the CTA's start (relaxed loads, only the missing ones re-read), sums them in a fixed order and
+ *             hands mu over through an mbarrier; warp 1 then stores gelu(c - mu) (erff) for its 64 columns. No
+ *             epilogue, no tensor instruction, no fp64: what it adds to tma3d_p0 is the chain alone (own sum -> slot
+ *             -> found -> mu -> 64 GELUs stored -> end). Its output is checked on the host after the span runs.
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -71,25 +79,75 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
  * (atomicMin of every CTA's) and at the last consumer thread's end (atomicMax), the stamps kernel 8's light timeline
  * takes (notes/runs/r147_exp_light_timeline.diff: TL3's start and end), so that the two launches' spans compare. */
 __device__ unsigned long long g_span[2];
+/* tma3d_fin: the grid's slots (tag << 32 | float bits), its output, and a poll that gave up (CTAs not co-resident) */
+__device__ unsigned long long g_fin_slot[kG];
+__device__ float g_fin_out[kG * 64];
+__device__ int g_fin_timeout;
 __device__ __forceinline__ unsigned long long span_now() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
 
-template <int THREADS, bool REGS, int MODE = 0>
+/* tma3d_fin's poller (warp 2, from the CTA's start): lane l waits for slots l, l + 32, l + 64, l + 96 to carry this
+ * launch's tag (re-reading only the missing; sleeping while more than half of the slots are missing, as kernel 8's
+ * grid_poll), then sums them in a fixed order (the lane's four in order, then the xor tree). Gives up after 1 s. */
+__device__ __forceinline__ float fin_poll(unsigned tag) {
+    const int lane = threadIdx.x & 31;
+    float v[kG / 32];
+    unsigned missing = (1u << (kG / 32)) - 1u;
+    const unsigned long long t0 = span_now();
+    for (;;) {
+#pragma unroll
+        for (int i = 0; i < kG / 32; i++) {
+            if (missing & (1u << i)) {
+                const unsigned long long w = mg_ld_relaxed_gpu_u64(&g_fin_slot[lane + 32 * i]);
+                if ((unsigned)(w >> 32) == tag) {
+                    v[i] = __uint_as_float((unsigned)w);
+                    missing &= ~(1u << i);
+                }
+            }
+        }
+        int left = __popc(missing);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) left += __shfl_xor_sync(0xffffffffu, left, o);
+        if (left == 0) break;
+        if (span_now() - t0 > 1000000000ull) {
+            if (lane == 0) g_fin_timeout = 1;
+            return 0.f;
+        }
+        if (left > kG / 2) __nanosleep(256);
+    }
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < kG / 32; i++) sum += v[i];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    return sum;
+}
+
+/* tma3d_fin's 64 column values of CTA b from the fold a (lane l: two), as the host's check recomputes them */
+__host__ __device__ inline float fin_col(uint32_t a, int b, int j) {
+    return j < 32 ? (float)(a & 0xffu) + (float)j + 0.25f * (float)b : (float)(a & 0xffu) - (float)(j - 32);
+}
+__host__ __device__ inline float fin_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
+
+template <int THREADS, bool REGS, int MODE = 0, bool FIN = false>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
-                                                          const __grid_constant__ CUtensorMap tm, int stamp = 0) {
+                                                          const __grid_constant__ CUtensorMap tm, int stamp = 0,
+                                                          unsigned tag = 0) {
     extern __shared__ uint8_t smem_raw[];
     if (stamp && threadIdx.x == 0) atomicMin(&g_span[0], span_now());
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-    __shared__ uint64_t full[kStages], empty[kStages];
+    __shared__ uint64_t full[kStages], empty[kStages], mubar;
+    __shared__ float mu_s;
     if (threadIdx.x == 0) {
         if constexpr (MODE == 2) mg_tma_prefetch_desc(&tm);
         for (int s = 0; s < kStages; s++) {
             mg_mbar_init(&full[s], 1);
             mg_mbar_init(&empty[s], 1);
         }
+        mg_mbar_init(&mubar, 1);
         mg_fence_mbarrier_init();
     }
     __syncthreads();
@@ -100,6 +158,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
     }
     const uint8_t *p = x + (int64_t)blockIdx.x * slab;
     const int n = (int)(slab / kStage);
+    uint32_t a = 0;   /* the consumer's fold of the first word of every stage */
     if (threadIdx.x == 0) {
         for (int it = 0; it < n; it++) {
             const int st = it % kStages, use = it / kStages;
@@ -121,7 +180,6 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             }
         }
     } else if (threadIdx.x == 32) {
-        uint32_t a = 0;
         for (int it = 0; it < n; it++) {
             const int st = it % kStages;
             mg_mbar_wait(&full[st], (it / kStages) & 1);
@@ -129,7 +187,33 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             mg_mbar_arrive(&empty[st]);
         }
         if (a == 0x9e3779b9u) out[0] = a;
-        if (stamp) atomicMax(&g_span[1], span_now());
+        if (!FIN && stamp) atomicMax(&g_span[1], span_now());
+    }
+    if constexpr (FIN) {
+        const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+        if (warp == 2) {   /* the poller */
+            const float g = fin_poll(tag);
+            if (lane == 0) {
+                mu_s = g * (1.f / (kG * 64));
+                mg_mbar_arrive(&mubar);   /* release.cta: warp 1 reads mu_s after its wait */
+            }
+        } else if (warp == 1) {   /* lane 0 ran the ring above; the others wait for it here */
+            __syncwarp();
+            a = __shfl_sync(0xffffffffu, a, 0);
+            const float c0 = fin_col(a, blockIdx.x, lane), c1 = fin_col(a, blockIdx.x, lane + 32);
+            float own = c0 + c1;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) own += __shfl_xor_sync(0xffffffffu, own, o);
+            if (lane == 0)
+                mg_st_relaxed_gpu_u64(&g_fin_slot[blockIdx.x],
+                                      ((unsigned long long)tag << 32) | __float_as_uint(own));
+            mg_mbar_wait(&mubar, 0);
+            const float mu = mu_s;
+            g_fin_out[blockIdx.x * 64 + lane] = fin_gelu(c0 - mu);
+            g_fin_out[blockIdx.x * 64 + 32 + lane] = fin_gelu(c1 - mu);
+            __syncwarp();
+            if (stamp && lane == 0) atomicMax(&g_span[1], span_now());
+        }
     }
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
 }
@@ -146,7 +230,7 @@ static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL
 
 /* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
  * depth in panels (0: no tensor map) */
-enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2 };
+enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN };
 struct Variant {
     const char *name;
     Launch launch;
@@ -170,7 +254,10 @@ static const Variant kVariants[] = {
     {"tma3d_p128", L_TMA256, kP128, kS128, 1},
     {"tma3d_ns", L_TMA256, kP256, kSNone, 1},
     {"tma3d_box2", L_TMA256_BOX2, kP256, kS128, 2},
+    {"tma3d_fin", L_TMA256_FIN, kP0, kS128, 1},
 };
+
+static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
 
 /* One launch of variant var over `bytes` of x (slabs of slab bytes per CTA), stamping its span when stamp != 0 (the
  * bulk / tma3d kernels only). tm: the variant's tensor map (all zeros for the variants without one). */
@@ -187,13 +274,46 @@ static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t 
     case L_TMA384: bulk_kernel<384, false, 2><<<kG, 384, kSmem>>>(x, slab, g_sink, tm, stamp); break;
     case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
     case L_TMA256_BOX2: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
+    case L_TMA256_FIN:
+        bulk_kernel<256, false, 2, true><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        break;
     }
+}
+
+/* tma3d_fin's output after its last launch: every CTA's fold is the XOR of the first word of its n stages (x is
+ * memset to 0x3c), so the host knows the 64 x kG column values, mu and the GELUs; a slot missed or mis-summed
+ * moves mu and fails this. Also fails on a poll that gave up. */
+static bool fin_check(int64_t slab) {
+    int timeout = 0;
+    CK(cudaMemcpyFromSymbol(&timeout, g_fin_timeout, sizeof timeout));
+    std::vector<float> got(kG * 64);
+    CK(cudaMemcpyFromSymbol(got.data(), g_fin_out, got.size() * sizeof(float)));
+    const int n = (int)(slab / kStage);
+    const uint32_t a = (n % 2) ? 0x3c3c3c3cu : 0u;
+    double sum = 0;
+    for (int b = 0; b < kG; b++)
+        for (int j = 0; j < 64; j++) sum += fin_col(a, b, j);
+    const float mu = (float)(sum / (kG * 64));
+    int bad = 0;
+    for (int b = 0; b < kG; b++)
+        for (int j = 0; j < 64; j++) {
+            const float want = fin_gelu(fin_col(a, b, j) - mu), d = fabsf(got[b * 64 + j] - want);
+            if (!(d <= 1e-4f * (1.f + fabsf(want)))) bad++;
+        }
+    if (timeout || bad) {
+        fprintf(stderr, "probe_start: tma3d_fin: %s%d of %d outputs wrong (mu %g)\n", timeout ? "a poll gave up; " : "",
+                bad, kG * 64, mu);
+        return false;
+    }
+    fprintf(stderr, "probe_start: tma3d_fin: %d outputs checked (mu %g)\n", kG * 64, mu);
+    return true;
 }
 
 /* `span`: REPS stamped launches of the bulk / tma3d variants, each after the read flush, one line each:
  * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
 static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
-    if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256) {
+    if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256 &&
+        var.launch != L_TMA256_FIN) {
         fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name);
         return false;
     }
@@ -207,7 +327,7 @@ static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const C
         CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
         printf("span,%s,%lld,%.3f\n", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3);
     }
-    return true;
+    return var.launch != L_TMA256_FIN || fin_check(slab);
 }
 
 int main(int argc, char **argv) {
@@ -236,6 +356,7 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;
