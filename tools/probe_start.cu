@@ -28,12 +28,16 @@
  *             hands mu over through an mbarrier; warp 1 then stores gelu(c - mu) (erff) for its 64 columns. No
  *             epilogue, no tensor instruction, no fp64: what it adds to tma3d_p0 is the chain alone (own sum -> slot
  *             -> found -> mu -> 64 GELUs stored -> end). Its output is checked on the host after the span runs.
+ *             tma3d_finlate: the poller starts only when its CTA's ring is done (no polling during the stream);
+ *             tma3d_finmu: no hand-over and no GELUs (the poller's mu, one store per CTA, ends the CTA).
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
  * Run on a GPU: `build/probe_start > probe_start.csv` (~20 s); `build/probe_start bulk384 128 3` times one case only
  * (for ncu: `ncu -k regex:bulk_kernel --launch-skip 1 ...`); `build/probe_start tma3d_p0 128 10 span` then prints the
- * span of 10 more launches of it (first CTA's entry to last consumer's end, %globaltimer: kernel 8's TL3 stamps). */
+ * span of 10 more launches of it (first CTA's entry to last consumer's end, %globaltimer: kernel 8's TL3 stamps) and
+ * its tail (the last end after the last ring's end: the finish's time for the tma3d_fin variants, ~0 for the rest):
+ * span,VARIANT,BYTES,SPAN_US,TAIL_US. */
 #include "hopper.cuh"
 #include "probe_common.cuh"
 
@@ -78,7 +82,7 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
 /* The span of the latest stamped launch (`probe_start VARIANT MIB REPS span`): %globaltimer at the first CTA's entry
  * (atomicMin of every CTA's) and at the last consumer thread's end (atomicMax), the stamps kernel 8's light timeline
  * takes (notes/runs/r147_exp_light_timeline.diff: TL3's start and end), so that the two launches' spans compare. */
-__device__ unsigned long long g_span[2];
+__device__ unsigned long long g_span[3];   /* first entry, last end, last ring end (tail = end - ring end) */
 /* tma3d_fin: the grid's slots (tag << 32 | float bits), its output, and a poll that gave up (CTAs not co-resident) */
 __device__ unsigned long long g_fin_slot[kG];
 __device__ float g_fin_out[kG * 64];
@@ -132,14 +136,17 @@ __host__ __device__ inline float fin_col(uint32_t a, int b, int j) {
 }
 __host__ __device__ inline float fin_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
 
-template <int THREADS, bool REGS, int MODE = 0, bool FIN = false>
+/* bulk_kernel's finish (FIN): none, tma3d_fin's, tma3d_finlate's, tma3d_finmu's (the header's list) */
+enum Fin { F_NONE, F_FIN, F_LATE, F_MU };
+
+template <int THREADS, bool REGS, int MODE = 0, int FIN = F_NONE>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
                                                           const __grid_constant__ CUtensorMap tm, int stamp = 0,
                                                           unsigned tag = 0) {
     extern __shared__ uint8_t smem_raw[];
     if (stamp && threadIdx.x == 0) atomicMin(&g_span[0], span_now());
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-    __shared__ uint64_t full[kStages], empty[kStages], mubar;
+    __shared__ uint64_t full[kStages], empty[kStages], mubar, ringbar;
     __shared__ float mu_s;
     if (threadIdx.x == 0) {
         if constexpr (MODE == 2) mg_tma_prefetch_desc(&tm);
@@ -148,6 +155,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             mg_mbar_init(&empty[s], 1);
         }
         mg_mbar_init(&mubar, 1);
+        mg_mbar_init(&ringbar, 1);
         mg_fence_mbarrier_init();
     }
     __syncthreads();
@@ -187,15 +195,26 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             mg_mbar_arrive(&empty[st]);
         }
         if (a == 0x9e3779b9u) out[0] = a;
-        if (!FIN && stamp) atomicMax(&g_span[1], span_now());
+        if (stamp) {
+            const unsigned long long t = span_now();
+            atomicMax(&g_span[2], t);
+            if (FIN == F_NONE) atomicMax(&g_span[1], t);
+        }
+        if (FIN == F_LATE) mg_mbar_arrive(&ringbar);
     }
-    if constexpr (FIN) {
+    if constexpr (FIN != F_NONE) {
         const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
         if (warp == 2) {   /* the poller */
+            if (FIN == F_LATE) mg_mbar_wait(&ringbar, 0);
             const float g = fin_poll(tag);
             if (lane == 0) {
                 mu_s = g * (1.f / (kG * 64));
-                mg_mbar_arrive(&mubar);   /* release.cta: warp 1 reads mu_s after its wait */
+                if (FIN == F_MU) {
+                    g_fin_out[blockIdx.x * 64] = mu_s;
+                    if (stamp) atomicMax(&g_span[1], span_now());
+                } else {
+                    mg_mbar_arrive(&mubar);   /* release.cta: warp 1 reads mu_s after its wait */
+                }
             }
         } else if (warp == 1) {   /* lane 0 ran the ring above; the others wait for it here */
             __syncwarp();
@@ -207,12 +226,14 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             if (lane == 0)
                 mg_st_relaxed_gpu_u64(&g_fin_slot[blockIdx.x],
                                       ((unsigned long long)tag << 32) | __float_as_uint(own));
-            mg_mbar_wait(&mubar, 0);
-            const float mu = mu_s;
-            g_fin_out[blockIdx.x * 64 + lane] = fin_gelu(c0 - mu);
-            g_fin_out[blockIdx.x * 64 + 32 + lane] = fin_gelu(c1 - mu);
-            __syncwarp();
-            if (stamp && lane == 0) atomicMax(&g_span[1], span_now());
+            if (FIN != F_MU) {
+                mg_mbar_wait(&mubar, 0);
+                const float mu = mu_s;
+                g_fin_out[blockIdx.x * 64 + lane] = fin_gelu(c0 - mu);
+                g_fin_out[blockIdx.x * 64 + 32 + lane] = fin_gelu(c1 - mu);
+                __syncwarp();
+                if (stamp && lane == 0) atomicMax(&g_span[1], span_now());
+            }
         }
     }
     if constexpr (THREADS > 128) __syncthreads();   /* the idle warpgroups stay to the end, as kernel 8's consumers */
@@ -230,7 +251,8 @@ static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL
 
 /* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
  * depth in panels (0: no tensor map) */
-enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN };
+enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN, L_TMA256_LATE,
+              L_TMA256_MU };
 struct Variant {
     const char *name;
     Launch launch;
@@ -255,6 +277,8 @@ static const Variant kVariants[] = {
     {"tma3d_ns", L_TMA256, kP256, kSNone, 1},
     {"tma3d_box2", L_TMA256_BOX2, kP256, kS128, 2},
     {"tma3d_fin", L_TMA256_FIN, kP0, kS128, 1},
+    {"tma3d_finlate", L_TMA256_LATE, kP0, kS128, 1},
+    {"tma3d_finmu", L_TMA256_MU, kP0, kS128, 1},
 };
 
 static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
@@ -275,7 +299,13 @@ static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t 
     case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
     case L_TMA256_BOX2: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
     case L_TMA256_FIN:
-        bulk_kernel<256, false, 2, true><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        bulk_kernel<256, false, 2, F_FIN><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        break;
+    case L_TMA256_LATE:
+        bulk_kernel<256, false, 2, F_LATE><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        break;
+    case L_TMA256_MU:
+        bulk_kernel<256, false, 2, F_MU><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
         break;
     }
 }
@@ -283,7 +313,7 @@ static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t 
 /* tma3d_fin's output after its last launch: every CTA's fold is the XOR of the first word of its n stages (x is
  * memset to 0x3c), so the host knows the 64 x kG column values, mu and the GELUs; a slot missed or mis-summed
  * moves mu and fails this. Also fails on a poll that gave up. */
-static bool fin_check(int64_t slab) {
+static bool fin_check(int64_t slab, bool mu_only) {
     int timeout = 0;
     CK(cudaMemcpyFromSymbol(&timeout, g_fin_timeout, sizeof timeout));
     std::vector<float> got(kG * 64);
@@ -296,38 +326,39 @@ static bool fin_check(int64_t slab) {
     const float mu = (float)(sum / (kG * 64));
     int bad = 0;
     for (int b = 0; b < kG; b++)
-        for (int j = 0; j < 64; j++) {
-            const float want = fin_gelu(fin_col(a, b, j) - mu), d = fabsf(got[b * 64 + j] - want);
+        for (int j = 0; j < (mu_only ? 1 : 64); j++) {   /* tma3d_finmu: each CTA's mu at its column 0 */
+            const float want = mu_only ? mu : fin_gelu(fin_col(a, b, j) - mu), d = fabsf(got[b * 64 + j] - want);
             if (!(d <= 1e-4f * (1.f + fabsf(want)))) bad++;
         }
     if (timeout || bad) {
-        fprintf(stderr, "probe_start: tma3d_fin: %s%d of %d outputs wrong (mu %g)\n", timeout ? "a poll gave up; " : "",
-                bad, kG * 64, mu);
+        fprintf(stderr, "probe_start: tma3d_fin*: %s%d of %d outputs wrong (mu %g)\n", timeout ? "a poll gave up; " : "",
+                bad, mu_only ? kG : kG * 64, mu);
         return false;
     }
-    fprintf(stderr, "probe_start: tma3d_fin: %d outputs checked (mu %g)\n", kG * 64, mu);
+    fprintf(stderr, "probe_start: tma3d_fin*: %d outputs checked (mu %g)\n", mu_only ? kG : kG * 64, mu);
     return true;
 }
 
 /* `span`: REPS stamped launches of the bulk / tma3d variants, each after the read flush, one line each:
  * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
 static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
-    if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256 &&
-        var.launch != L_TMA256_FIN) {
+    const bool fin = var.launch == L_TMA256_FIN || var.launch == L_TMA256_LATE || var.launch == L_TMA256_MU;
+    if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256 && !fin) {
         fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name);
         return false;
     }
     for (int r = 0; r < reps; r++) {
-        const unsigned long long init[2] = {~0ull, 0ull};
+        const unsigned long long init[3] = {~0ull, 0ull, 0ull};
         CK(cudaMemcpyToSymbol(g_span, init, sizeof init));
         if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) return false;
         launch(var, x, slab * kG, slab, tm, 1);
         CK(cudaDeviceSynchronize());
-        unsigned long long got[2];
+        unsigned long long got[3];
         CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
-        printf("span,%s,%lld,%.3f\n", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3);
+        printf("span,%s,%lld,%.3f,%.3f\n", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3,
+               ((double)got[1] - (double)got[2]) / 1e3);
     }
-    return var.launch != L_TMA256_FIN || fin_check(slab);
+    return !fin || fin_check(slab, var.launch == L_TMA256_MU);
 }
 
 int main(int argc, char **argv) {
@@ -356,7 +387,9 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_FIN>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_LATE>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_MU>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;
