@@ -38,7 +38,8 @@
 #                                       a variant of it) of bf16 at each M of MS and max_dim of DIMS, into
 #                                       BIN_dD_mM.txt (tools/timeline_summary.py reads them), then one step
 #   plan_span VARIANT...                 tools/probe_start's span mode (20 cold launches of VARIANT at 128 MiB, first
-#                                       CTA's entry to last consumer's end, and the tail after the last ring's end) into probe_span.csv, then one step
+#                                       CTA's entry to last consumer's end, and the tail after the last ring's end)
+#                                       into probe_span.csv (tools/span_summary.py reads it), then one step
 #   plan_clock TAG CMD...               plan_ncu of kernel 8 (4 launches after 1): duration, SM clock, DRAM % of peak
 #                                       (session 39's tensor-clock question), into ncu_TAG.csv
 #   plan_checks BIN "M N K;M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut
