@@ -39,7 +39,8 @@
 #                                       BIN_dD_mM.txt (tools/timeline_summary.py reads them), then one step
 #   plan_span VARIANT...                 tools/probe_start's span mode (20 cold launches of VARIANT at 128 MiB, first
 #                                       CTA's entry to last consumer's end, and the tail after the last ring's end)
-#                                       into probe_span.csv (tools/span_summary.py reads it), then one step
+#                                       into probe_span.csv (tools/span_summary.py reads it), then one step with
+#                                       this call's launches and the variants whose run failed
 #   plan_clock TAG CMD...               plan_ncu of kernel 8 (4 launches after 1): duration, SM clock, DRAM % of peak
 #                                       (session 39's tensor-clock question), into ncu_TAG.csv
 #   plan_checks BIN "M N K;M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut
@@ -187,11 +188,15 @@ plan_tl3() {
 }
 
 plan_span() {
-    local v
+    local v before failed=""
+    before=$(grep -c '^span,' "$O/probe_span.csv" 2>/dev/null)
     for v in "$@"; do
-        timeout 60 bundle/bin/probe_start "$v" 128 20 span >> "$O/probe_span.csv" 2>> "$O/probe_span.log"
+        timeout 60 bundle/bin/probe_start "$v" 128 20 span >> "$O/probe_span.csv" 2>> "$O/probe_span.log" ||
+            failed="$failed $v"
     done
-    plan_step "probe_start span ($*): $(grep -c '^span,' "$O/probe_span.csv" 2>/dev/null) launches"
+    # this call's launches only (probe_span.csv is shared by a plan's calls), and the variants whose run failed
+    # (a tma3d_fin* output check included: probe_span.log says why)
+    plan_step "probe_start span ($*): $(( $(grep -c '^span,' "$O/probe_span.csv") - ${before:-0} )) launches; failed:${failed:- none}"
 }
 
 plan_clock() {
