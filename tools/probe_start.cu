@@ -30,6 +30,9 @@
  *             -> found -> mu -> 64 GELUs stored -> end). Its output is checked on the host after the span runs.
  *             tma3d_finlate: the poller starts only when its CTA's ring is done (no polling during the stream);
  *             tma3d_finmu: no hand-over and no GELUs (the poller's mu, one store per CTA, ends the CTA).
+ *             tma3d_finp: tma3d_fin with a pipelined poll (two sets of slot loads in flight, half a round trip
+ *             apart: is the wait for the next poll round a part of the floor?); tma3d_finb: tma3d_fin with a 128 ns
+ *             back-off between the rounds (does the pollers' traffic on the last slot's line slow its trip?)
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -37,7 +40,8 @@
  * (for ncu: `ncu -k regex:bulk_kernel --launch-skip 1 ...`); `build/probe_start tma3d_p0 128 10 span` then prints the
  * span of 10 more launches of it (first CTA's entry to last consumer's end, %globaltimer: kernel 8's TL3 stamps) and
  * its tail (the last end after the last ring's end: the finish's time for the tma3d_fin variants, ~0 for the rest):
- * span,VARIANT,BYTES,SPAN_US,TAIL_US. */
+ * span,VARIANT,BYTES,SPAN_US,TAIL_US, and for the tma3d_fin variants the chain after the last ring's end (session
+ * 41): ,STORE_US,FOUND_FIRST_US,FOUND_LAST_US (the last slot store, the first and the last poller done). */
 #include "hopper.cuh"
 #include "probe_common.cuh"
 
@@ -82,7 +86,9 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
 /* The span of the latest stamped launch (`probe_start VARIANT MIB REPS span`): %globaltimer at the first CTA's entry
  * (atomicMin of every CTA's) and at the last consumer thread's end (atomicMax), the stamps kernel 8's light timeline
  * takes (notes/runs/r147_exp_light_timeline.diff: TL3's start and end), so that the two launches' spans compare. */
-__device__ unsigned long long g_span[3];   /* first entry, last end, last ring end (tail = end - ring end) */
+/* first entry, last end, last ring end (tail = end - ring end); the tma3d_fin variants' chain: the last slot store,
+ * the first and the last poller to have every slot (each stamped just before the store / just after the poll) */
+__device__ unsigned long long g_span[6];
 /* tma3d_fin: the grid's slots (tag << 32 | float bits), its output, and a poll that gave up (CTAs not co-resident) */
 __device__ unsigned long long g_fin_slot[kG];
 __device__ float g_fin_out[kG * 64];
@@ -93,10 +99,65 @@ __device__ __forceinline__ unsigned long long span_now() {
     return t;
 }
 
+/* Half of a poll's round trip to L2 at the finish (~0.3-0.4 us on an H100 by session 32's found-after-store figures),
+ * the pipelined poll's offset between its two load sets */
+constexpr unsigned kPollHalfNs = 160;
+
+/* One set of the pipelined poll: issue the missing slots' loads (not waited for here) / take what they found */
+__device__ __forceinline__ void fin_issue(unsigned long long (&w)[kG / 32], unsigned missing, int lane) {
+#pragma unroll
+    for (int i = 0; i < kG / 32; i++)
+        if (missing & (1u << i)) w[i] = mg_ld_relaxed_gpu_u64(&g_fin_slot[lane + 32 * i]);
+}
+__device__ __forceinline__ void fin_take(const unsigned long long (&w)[kG / 32], unsigned &missing, float (&v)[kG / 32],
+                                         unsigned tag) {
+#pragma unroll
+    for (int i = 0; i < kG / 32; i++)
+        if ((missing & (1u << i)) && (unsigned)(w[i] >> 32) == tag) {
+            v[i] = __uint_as_float((unsigned)w[i]);
+            missing &= ~(1u << i);
+        }
+}
+
+/* tma3d_finp's poller: fin_poll's slots and sum, with two sets of loads in flight kPollHalfNs apart, each re-issued as
+ * soon as it is taken, so that a slot landing is found half a round trip after it on average instead of a whole
+ * one; done when every lane has all four (one vote). Gives up after 1 s. */
+__device__ __forceinline__ float fin_poll_pipe(unsigned tag) {
+    const int lane = threadIdx.x & 31;
+    float v[kG / 32];
+    unsigned long long wa[kG / 32], wb[kG / 32];
+    unsigned missing = (1u << (kG / 32)) - 1u;
+    const unsigned long long t0 = span_now();
+    fin_issue(wa, missing, lane);
+    __nanosleep(kPollHalfNs);
+    fin_issue(wb, missing, lane);
+    for (;;) {
+        fin_take(wa, missing, v, tag);
+        if (__all_sync(0xffffffffu, missing == 0u)) break;
+        fin_issue(wa, missing, lane);
+        fin_take(wb, missing, v, tag);
+        if (__all_sync(0xffffffffu, missing == 0u)) break;
+        fin_issue(wb, missing, lane);
+        if (span_now() - t0 > 1000000000ull) {
+            if (lane == 0) g_fin_timeout = 1;
+            return 0.f;
+        }
+        if (__reduce_add_sync(0xffffffffu, (unsigned)__popc(missing)) > kG / 2) __nanosleep(256);
+    }
+    float sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < kG / 32; i++) sum += v[i];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    return sum;
+}
+
 /* tma3d_fin's poller (warp 2, from the CTA's start): lane l waits for slots l, l + 32, l + 64, l + 96 to carry this
  * launch's tag (re-reading only the missing; sleeping while more than half of the slots are missing, as kernel 8's
- * grid_poll), then sums them in a fixed order (the lane's four in order, then the xor tree). Gives up after 1 s. */
-__device__ __forceinline__ float fin_poll(unsigned tag) {
+ * grid_poll), then sums them in a fixed order (the lane's four in order, then the xor tree). Gives up after 1 s.
+ * BACKOFF (tma3d_finb): a 128 ns sleep after every round that still misses a slot, so that the 127 pollers waiting
+ * for the last slot load its L2 line less (does their traffic delay the store or each other's loads?). */
+template <bool BACKOFF = false> __device__ __forceinline__ float fin_poll(unsigned tag) {
     const int lane = threadIdx.x & 31;
     float v[kG / 32];
     unsigned missing = (1u << (kG / 32)) - 1u;
@@ -121,6 +182,7 @@ __device__ __forceinline__ float fin_poll(unsigned tag) {
             return 0.f;
         }
         if (left > kG / 2) __nanosleep(256);
+        else if (BACKOFF) __nanosleep(128);
     }
     float sum = 0.f;
 #pragma unroll
@@ -137,7 +199,7 @@ __host__ __device__ inline float fin_col(uint32_t a, int b, int j) {
 __host__ __device__ inline float fin_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
 
 /* bulk_kernel's finish (FIN): none, tma3d_fin's, tma3d_finlate's, tma3d_finmu's (the header's list) */
-enum Fin { F_NONE, F_FIN, F_LATE, F_MU };
+enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK };
 
 template <int THREADS, bool REGS, int MODE = 0, int FIN = F_NONE>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
@@ -206,7 +268,12 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
         const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
         if (warp == 2) {   /* the poller */
             if (FIN == F_LATE) mg_mbar_wait(&ringbar, 0);
-            const float g = fin_poll(tag);
+            const float g = FIN == F_PIPE ? fin_poll_pipe(tag) : fin_poll<FIN == F_BACK>(tag);
+            if (stamp && lane == 0) {
+                const unsigned long long t = span_now();
+                atomicMin(&g_span[4], t);
+                atomicMax(&g_span[5], t);
+            }
             if (lane == 0) {
                 mu_s = g * (1.f / (kG * 64));
                 if (FIN == F_MU) {
@@ -223,9 +290,11 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             float own = c0 + c1;
 #pragma unroll
             for (int o = 16; o > 0; o >>= 1) own += __shfl_xor_sync(0xffffffffu, own, o);
-            if (lane == 0)
+            if (lane == 0) {
+                if (stamp) atomicMax(&g_span[3], span_now());
                 mg_st_relaxed_gpu_u64(&g_fin_slot[blockIdx.x],
                                       ((unsigned long long)tag << 32) | __float_as_uint(own));
+            }
             if (FIN != F_MU) {
                 mg_mbar_wait(&mubar, 0);
                 const float mu = mu_s;
@@ -252,7 +321,7 @@ static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL
 /* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
  * depth in panels (0: no tensor map) */
 enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN, L_TMA256_LATE,
-              L_TMA256_MU };
+              L_TMA256_MU, L_TMA256_PIPE, L_TMA256_BACK };
 struct Variant {
     const char *name;
     Launch launch;
@@ -279,6 +348,8 @@ static const Variant kVariants[] = {
     {"tma3d_fin", L_TMA256_FIN, kP0, kS128, 1},
     {"tma3d_finlate", L_TMA256_LATE, kP0, kS128, 1},
     {"tma3d_finmu", L_TMA256_MU, kP0, kS128, 1},
+    {"tma3d_finp", L_TMA256_PIPE, kP0, kS128, 1},
+    {"tma3d_finb", L_TMA256_BACK, kP0, kS128, 1},
 };
 
 static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
@@ -306,6 +377,12 @@ static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t 
         break;
     case L_TMA256_MU:
         bulk_kernel<256, false, 2, F_MU><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        break;
+    case L_TMA256_PIPE:
+        bulk_kernel<256, false, 2, F_PIPE><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        break;
+    case L_TMA256_BACK:
+        bulk_kernel<256, false, 2, F_BACK><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
         break;
     }
 }
@@ -342,21 +419,26 @@ static bool fin_check(int64_t slab, bool mu_only) {
 /* `span`: REPS stamped launches of the bulk / tma3d variants, each after the read flush, one line each:
  * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
 static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
-    const bool fin = var.launch == L_TMA256_FIN || var.launch == L_TMA256_LATE || var.launch == L_TMA256_MU;
+    const bool fin = var.launch == L_TMA256_FIN || var.launch == L_TMA256_LATE || var.launch == L_TMA256_MU ||
+                     var.launch == L_TMA256_PIPE || var.launch == L_TMA256_BACK;
     if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256 && !fin) {
         fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name);
         return false;
     }
     for (int r = 0; r < reps; r++) {
-        const unsigned long long init[3] = {~0ull, 0ull, 0ull};
+        const unsigned long long init[6] = {~0ull, 0ull, 0ull, 0ull, ~0ull, 0ull};
         CK(cudaMemcpyToSymbol(g_span, init, sizeof init));
         if (mg_l2_flush_read(g_flush, g_flush_bytes, g_sink, g_sms, 0) != MG_OK) return false;
         launch(var, x, slab * kG, slab, tm, 1);
         CK(cudaDeviceSynchronize());
-        unsigned long long got[3];
+        unsigned long long got[6];
         CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
-        printf("span,%s,%lld,%.3f,%.3f\n", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3,
-               ((double)got[1] - (double)got[2]) / 1e3);
+        const double ring = (double)got[2];
+        printf("span,%s,%lld,%.3f,%.3f", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3, ((double)got[1] - ring) / 1e3);
+        if (fin)   /* the chain after the last ring's end: the last slot store, the first and the last poll done */
+            printf(",%.3f,%.3f,%.3f", ((double)got[3] - ring) / 1e3, ((double)got[4] - ring) / 1e3,
+                   ((double)got[5] - ring) / 1e3);
+        printf("\n");
     }
     return !fin || fin_check(slab, var.launch == L_TMA256_MU);
 }
@@ -390,6 +472,8 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_FIN>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_LATE>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_MU>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_BACK>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;

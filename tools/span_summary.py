@@ -3,7 +3,8 @@
 (tools/plan_lib.sh's plan_span: `probe_start VARIANT MIB REPS span` lines appended to probe_span.csv), in the order the
 variants first appear: each event-timed median the CSV holds, then the stamped launches' span (first CTA's entry to
 the last end) and tail (the last end after the last ring's end; absent before session 40's probe_start) as min, q25,
-median and max, in us. Runs 183-184 (notes/runs/r183_summary.txt, r184_summary.txt) read their probes with it."""
+median and max, in us; for the tma3d_fin variants since session 41 also the chain after the last ring's end (the last
+slot store, the first and the last poller done). Runs 183-184 (notes/runs/r183_summary.txt, r184_summary.txt) read their probes with it."""
 import csv
 import statistics
 import sys
@@ -39,6 +40,10 @@ def main(paths):
         tails = [float(r[4]) for r in rows if r[0] == "span" and r[1] == v and len(r) > 4]
         print("%-14s event %-15s span (%d) %s | tail %s" % (v, " / ".join(events) or "-", len(spans), summary(spans),
                                                           summary(tails)))
+        for i, what in ((5, "last store"), (6, "first found"), (7, "last found")):   # tma3d_fin*'s chain (session 41)
+            xs = [float(r[i]) for r in rows if r[0] == "span" and r[1] == v and len(r) > i]
+            if xs:
+                print("%-14s   %-11s %s" % ("", what, summary(xs)))
     return 0
 
 
