@@ -119,30 +119,41 @@ __device__ __forceinline__ void fin_take(const unsigned long long (&w)[kG / 32],
         }
 }
 
-/* tma3d_finp's poller: fin_poll's slots and sum, with two sets of loads in flight kPollHalfNs apart, each re-issued as
- * soon as it is taken, so that a slot landing is found half a round trip after it on average instead of a whole
- * one; done when every lane has all four (one vote). Gives up after 1 s. */
+/* tma3d_finp's poller: fin_poll's slots, rounds and sum, but once at most half the slots are missing (the stream's
+ * last part, where fin_poll spins) two sets of loads are kept in flight kPollHalfNs apart, each re-issued as soon as it
+ * is taken, so that a slot that lands is found half a round trip after it on average instead of a whole one; done
+ * when every lane has its four (one vote). Gives up after 1 s. */
 __device__ __forceinline__ float fin_poll_pipe(unsigned tag) {
     const int lane = threadIdx.x & 31;
     float v[kG / 32];
     unsigned long long wa[kG / 32], wb[kG / 32];
     unsigned missing = (1u << (kG / 32)) - 1u;
     const unsigned long long t0 = span_now();
-    fin_issue(wa, missing, lane);
-    __nanosleep(kPollHalfNs);
-    fin_issue(wb, missing, lane);
-    for (;;) {
-        fin_take(wa, missing, v, tag);
-        if (__all_sync(0xffffffffu, missing == 0u)) break;
+    bool timeout = false;
+    for (;;) {   /* fin_poll's rounds while more than half the slots are missing */
         fin_issue(wa, missing, lane);
-        fin_take(wb, missing, v, tag);
-        if (__all_sync(0xffffffffu, missing == 0u)) break;
+        fin_take(wa, missing, v, tag);
+        if (__reduce_add_sync(0xffffffffu, (unsigned)__popc(missing)) <= kG / 2) break;
+        if (span_now() - t0 > 1000000000ull) { timeout = true; break; }
+        __nanosleep(256);
+    }
+    if (!timeout && !__all_sync(0xffffffffu, missing == 0u)) {
+        fin_issue(wa, missing, lane);
+        __nanosleep(kPollHalfNs);
         fin_issue(wb, missing, lane);
-        if (span_now() - t0 > 1000000000ull) {
-            if (lane == 0) g_fin_timeout = 1;
-            return 0.f;
+        for (;;) {
+            fin_take(wa, missing, v, tag);
+            if (__all_sync(0xffffffffu, missing == 0u)) break;
+            fin_issue(wa, missing, lane);
+            fin_take(wb, missing, v, tag);
+            if (__all_sync(0xffffffffu, missing == 0u)) break;
+            fin_issue(wb, missing, lane);
+            if (span_now() - t0 > 1000000000ull) { timeout = true; break; }
         }
-        if (__reduce_add_sync(0xffffffffu, (unsigned)__popc(missing)) > kG / 2) __nanosleep(256);
+    }
+    if (timeout) {
+        if (lane == 0) g_fin_timeout = 1;
+        return 0.f;
     }
     float sum = 0.f;
 #pragma unroll
