@@ -32,7 +32,8 @@
  *             tma3d_finmu: no hand-over and no GELUs (the poller's mu, one store per CTA, ends the CTA).
  *             tma3d_finp: tma3d_fin with a pipelined poll (two sets of slot loads in flight, half a round trip
  *             apart: is the wait for the next poll round a part of the floor?); tma3d_finb: tma3d_fin with a 128 ns
- *             back-off between the rounds (does the pollers' traffic on the last slot's line slow its trip?)
+ *             back-off between the rounds (does the pollers' traffic on the last slot's line slow its trip?);
+ *             tma3d_finr: tma3d_fin with one REDUX per round instead of a shuffle tree (kernel 8's round)
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -167,8 +168,10 @@ __device__ __forceinline__ float fin_poll_pipe(unsigned tag) {
  * launch's tag (re-reading only the missing; sleeping while more than half of the slots are missing, as kernel 8's
  * grid_poll), then sums them in a fixed order (the lane's four in order, then the xor tree). Gives up after 1 s.
  * BACKOFF (tma3d_finb): a 128 ns sleep after every round that still misses a slot, so that the 127 pollers waiting
- * for the last slot load its L2 line less (does their traffic delay the store or each other's loads?). */
-template <bool BACKOFF = false> __device__ __forceinline__ float fin_poll(unsigned tag) {
+ * for the last slot load its L2 line less (does their traffic delay the store or each other's loads?).
+ * REDUX (tma3d_finr): the round's count of missing slots by one __reduce_add_sync (kernel 8's grid_poll) instead of a
+ * five-shuffle tree (is tma3d_finp's gain its pipelining or its shorter round?). */
+template <bool BACKOFF = false, bool REDUX = false> __device__ __forceinline__ float fin_poll(unsigned tag) {
     const int lane = threadIdx.x & 31;
     float v[kG / 32];
     unsigned missing = (1u << (kG / 32)) - 1u;
@@ -185,8 +188,12 @@ template <bool BACKOFF = false> __device__ __forceinline__ float fin_poll(unsign
             }
         }
         int left = __popc(missing);
+        if (REDUX) {
+            left = (int)__reduce_add_sync(0xffffffffu, (unsigned)left);
+        } else {
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) left += __shfl_xor_sync(0xffffffffu, left, o);
+            for (int o = 16; o > 0; o >>= 1) left += __shfl_xor_sync(0xffffffffu, left, o);
+        }
         if (left == 0) break;
         if (span_now() - t0 > 1000000000ull) {
             if (lane == 0) g_fin_timeout = 1;
@@ -210,7 +217,7 @@ __host__ __device__ inline float fin_col(uint32_t a, int b, int j) {
 __host__ __device__ inline float fin_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
 
 /* bulk_kernel's finish (FIN): none, tma3d_fin's, tma3d_finlate's, tma3d_finmu's (the header's list) */
-enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK };
+enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK, F_REDUX };
 
 template <int THREADS, bool REGS, int MODE = 0, int FIN = F_NONE>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
@@ -279,7 +286,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
         const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
         if (warp == 2) {   /* the poller */
             if (FIN == F_LATE) mg_mbar_wait(&ringbar, 0);
-            const float g = FIN == F_PIPE ? fin_poll_pipe(tag) : fin_poll<FIN == F_BACK>(tag);
+            const float g = FIN == F_PIPE ? fin_poll_pipe(tag) : fin_poll<FIN == F_BACK, FIN == F_REDUX>(tag);
             if (stamp && lane == 0) {
                 const unsigned long long t = span_now();
                 atomicMin(&g_span[4], t);
@@ -332,7 +339,7 @@ static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL
 /* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
  * depth in panels (0: no tensor map) */
 enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN, L_TMA256_LATE,
-              L_TMA256_MU, L_TMA256_PIPE, L_TMA256_BACK };
+              L_TMA256_MU, L_TMA256_PIPE, L_TMA256_BACK, L_TMA256_REDUX };
 struct Variant {
     const char *name;
     Launch launch;
@@ -361,6 +368,7 @@ static const Variant kVariants[] = {
     {"tma3d_finmu", L_TMA256_MU, kP0, kS128, 1},
     {"tma3d_finp", L_TMA256_PIPE, kP0, kS128, 1},
     {"tma3d_finb", L_TMA256_BACK, kP0, kS128, 1},
+    {"tma3d_finr", L_TMA256_REDUX, kP0, kS128, 1},
 };
 
 static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
@@ -394,6 +402,9 @@ static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t 
         break;
     case L_TMA256_BACK:
         bulk_kernel<256, false, 2, F_BACK><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        break;
+    case L_TMA256_REDUX:
+        bulk_kernel<256, false, 2, F_REDUX><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
         break;
     }
 }
@@ -431,7 +442,7 @@ static bool fin_check(int64_t slab, bool mu_only) {
  * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
 static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
     const bool fin = var.launch == L_TMA256_FIN || var.launch == L_TMA256_LATE || var.launch == L_TMA256_MU ||
-                     var.launch == L_TMA256_PIPE || var.launch == L_TMA256_BACK;
+                     var.launch == L_TMA256_PIPE || var.launch == L_TMA256_BACK || var.launch == L_TMA256_REDUX;
     if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256 && !fin) {
         fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name);
         return false;
@@ -485,6 +496,7 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_MU>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_BACK>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_REDUX>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;
