@@ -338,14 +338,14 @@ static bool tma3d_map(CUtensorMap *map, void *base, int64_t panels, CUtensorMapL
 
 /* The variants (the header's list): the launch, and for the tma3d ones the W map's L2 promotion, swizzle and box
  * depth in panels (0: no tensor map) */
-enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN, L_TMA256_LATE,
-              L_TMA256_MU, L_TMA256_PIPE, L_TMA256_BACK, L_TMA256_REDUX };
+enum Launch { L_LD, L_FLAT, L_BULK64, L_BULK384, L_BULK384R, L_BULKP, L_TMA384, L_TMA256, L_TMA256_BOX2, L_TMA256_FIN };
 struct Variant {
     const char *name;
     Launch launch;
     CUtensorMapL2promotion promo;
     CUtensorMapSwizzle swizzle;
     unsigned depth;
+    Fin fin = F_NONE;   /* L_TMA256_FIN: which finish (kFinKernels) */
 };
 constexpr CUtensorMapL2promotion kP0 = CU_TENSOR_MAP_L2_PROMOTION_NONE, kP128 = CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                                   kP256 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
@@ -363,13 +363,24 @@ static const Variant kVariants[] = {
     {"tma3d_p128", L_TMA256, kP128, kS128, 1},
     {"tma3d_ns", L_TMA256, kP256, kSNone, 1},
     {"tma3d_box2", L_TMA256_BOX2, kP256, kS128, 2},
-    {"tma3d_fin", L_TMA256_FIN, kP0, kS128, 1},
-    {"tma3d_finlate", L_TMA256_LATE, kP0, kS128, 1},
-    {"tma3d_finmu", L_TMA256_MU, kP0, kS128, 1},
-    {"tma3d_finp", L_TMA256_PIPE, kP0, kS128, 1},
-    {"tma3d_finb", L_TMA256_BACK, kP0, kS128, 1},
-    {"tma3d_finr", L_TMA256_REDUX, kP0, kS128, 1},
+    {"tma3d_fin", L_TMA256_FIN, kP0, kS128, 1, F_FIN},
+    {"tma3d_finlate", L_TMA256_FIN, kP0, kS128, 1, F_LATE},
+    {"tma3d_finmu", L_TMA256_FIN, kP0, kS128, 1, F_MU},
+    {"tma3d_finp", L_TMA256_FIN, kP0, kS128, 1, F_PIPE},
+    {"tma3d_finb", L_TMA256_FIN, kP0, kS128, 1, F_BACK},
+    {"tma3d_finr", L_TMA256_FIN, kP0, kS128, 1, F_REDUX},
 };
+
+/* the tma3d_fin variants' kernels, by Fin (launch() and main's shared-memory attribute) */
+using FinKernel = void (*)(const uint8_t *, int64_t, uint32_t *, const CUtensorMap, int, unsigned);
+static const FinKernel kFinKernels[] = {nullptr,
+                                        bulk_kernel<256, false, 2, F_FIN>,
+                                        bulk_kernel<256, false, 2, F_LATE>,
+                                        bulk_kernel<256, false, 2, F_MU>,
+                                        bulk_kernel<256, false, 2, F_PIPE>,
+                                        bulk_kernel<256, false, 2, F_BACK>,
+                                        bulk_kernel<256, false, 2, F_REDUX>};
+static_assert(sizeof kFinKernels / sizeof kFinKernels[0] == F_REDUX + 1, "one kernel per Fin");
 
 static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
 
@@ -389,22 +400,7 @@ static void launch(const Variant &var, const uint8_t *x, int64_t bytes, int64_t 
     case L_TMA256: bulk_kernel<256, false, 2><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
     case L_TMA256_BOX2: bulk_kernel<256, false, 3><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp); break;
     case L_TMA256_FIN:
-        bulk_kernel<256, false, 2, F_FIN><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
-        break;
-    case L_TMA256_LATE:
-        bulk_kernel<256, false, 2, F_LATE><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
-        break;
-    case L_TMA256_MU:
-        bulk_kernel<256, false, 2, F_MU><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
-        break;
-    case L_TMA256_PIPE:
-        bulk_kernel<256, false, 2, F_PIPE><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
-        break;
-    case L_TMA256_BACK:
-        bulk_kernel<256, false, 2, F_BACK><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
-        break;
-    case L_TMA256_REDUX:
-        bulk_kernel<256, false, 2, F_REDUX><<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
+        kFinKernels[var.fin]<<<kG, 256, kSmem>>>(x, slab, g_sink, tm, stamp, ++g_fin_tag);
         break;
     }
 }
@@ -441,8 +437,7 @@ static bool fin_check(int64_t slab, bool mu_only) {
 /* `span`: REPS stamped launches of the bulk / tma3d variants, each after the read flush, one line each:
  * span,VARIANT,BYTES,us from the first CTA's entry to the last consumer's end */
 static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const CUtensorMap &tm, int reps) {
-    const bool fin = var.launch == L_TMA256_FIN || var.launch == L_TMA256_LATE || var.launch == L_TMA256_MU ||
-                     var.launch == L_TMA256_PIPE || var.launch == L_TMA256_BACK || var.launch == L_TMA256_REDUX;
+    const bool fin = var.fin != F_NONE;
     if (var.launch != L_BULK384 && var.launch != L_BULKP && var.launch != L_TMA384 && var.launch != L_TMA256 && !fin) {
         fprintf(stderr, "probe_start: span: %s is not a bulk384 / bulkp / tma3d variant\n", var.name);
         return false;
@@ -462,7 +457,7 @@ static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const C
                    ((double)got[5] - ring) / 1e3);
         printf("\n");
     }
-    return !fin || fin_check(slab, var.launch == L_TMA256_MU);
+    return !fin || fin_check(slab, var.fin == F_MU);
 }
 
 int main(int argc, char **argv) {
@@ -491,12 +486,8 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_FIN>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_LATE>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_MU>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_PIPE>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_BACK>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2, F_REDUX>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    for (int f = F_FIN; f <= F_REDUX; f++)
+        CK(cudaFuncSetAttribute(kFinKernels[f], cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
     CUtensorMap none;
