@@ -149,10 +149,10 @@ $(BUILD)/probe_l2: tools/probe_l2.cu tools/probe_common.cuh $(BUILD)/libmaxgemm.
 	  -Xlinker -rpath,'$$ORIGIN'
 
 # tools/probe_start.cu: a W stream's fixed cost piece by piece (ld, bulk-copy ring, kernel 8's CTA shape and
-# setmaxnreg; notes/18_small_m.md "Session 31")
-$(BUILD)/probe_start: tools/probe_start.cu tools/probe_common.cuh $(BUILD)/libmaxgemm.so
+# setmaxnreg, kernel 8's finish; notes/18_small_m.md "Session 31")
+$(BUILD)/probe_start: tools/probe_start.cu tools/probe_common.cuh kernels/swapab_finish.cuh $(BUILD)/libmaxgemm.so
 	@mkdir -p $(BUILD)
-	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ikernels -o $@ $< -L$(BUILD) -lmaxgemm -Xlinker -rpath,'$$ORIGIN'
+	$(NVCC) -O3 -std=c++17 $(GENCODE) -Isrc -Ikernels -I$(BUILD)/gen -o $@ $< -L$(BUILD) -lmaxgemm -Xlinker -rpath,'$$ORIGIN'
 
 # ---- benchmark, plots, profiling: `make bench`, `make plots`, `make ncu KERNEL=N`, `make sass KERNEL=N` ----------
 # The commit recorded in every CSV row; override with `make bench MG_GIT_COMMIT=...` where there is no .git.

@@ -33,7 +33,10 @@
  *             tma3d_finp: tma3d_fin with a pipelined poll (two sets of slot loads in flight, half a round trip
  *             apart: is the wait for the next poll round a part of the floor?); tma3d_finb: tma3d_fin with a 128 ns
  *             back-off between the rounds (does the pollers' traffic on the last slot's line slow its trip?);
- *             tma3d_finr: tma3d_fin with one REDUX per round instead of a shuffle tree (kernel 8's round)
+ *             tma3d_finr: tma3d_fin with one REDUX per round instead of a shuffle tree (kernel 8's round).
+ *             tma3d_fin8 (session 42): kernel 8's own finish code after the ring (kernels/swapab_finish.cuh's
+ *             grid_start, grid_poll and grid_finish, with one consumer warpgroup and its 64 own columns): is the
+ *             ~1.2-1.7 us by which kernel 8's max_dim 0 finish exceeds tma3d_finp's in that code, or around it?
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -42,9 +45,11 @@
  * span of 10 more launches of it (first CTA's entry to last consumer's end, %globaltimer: kernel 8's TL3 stamps) and
  * its tail (the last end after the last ring's end: the finish's time for the tma3d_fin variants, ~0 for the rest):
  * span,VARIANT,BYTES,SPAN_US,TAIL_US, and for the tma3d_fin variants the chain after the last ring's end (session
- * 41): ,STORE_US,FOUND_FIRST_US,FOUND_LAST_US (the last slot store, the first and the last poller done). */
+ * 41): ,STORE_US,FOUND_FIRST_US,FOUND_LAST_US (the last slot store, the first and the last poller done); for
+ * tma3d_fin8 ,ENTRY_US (the last consumer warpgroup's entry to grid_finish). */
 #include "hopper.cuh"
 #include "probe_common.cuh"
+#include "swapab_finish.cuh"
 
 #include <cstring>
 
@@ -217,7 +222,16 @@ __host__ __device__ inline float fin_col(uint32_t a, int b, int j) {
 __host__ __device__ inline float fin_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
 
 /* bulk_kernel's finish (FIN): none, tma3d_fin's, tma3d_finlate's, tma3d_finmu's (the header's list) */
-enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK, F_REDUX };
+enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK, F_REDUX, F_K8 };
+
+/* tma3d_fin8: kernel 8's own finish code (kernels/swapab_finish.cuh: grid_start, grid_poll, grid_finish with one
+ * consumer warpgroup's 64 own columns, gown) after the ring, in place of tma3d_fin's least form: its tagged slots
+ * (the tag in the fp64 sum's low 16 bits), fp64 sums and mu, the poller's hand-over and the fp64 GELU */
+struct K8Fin {
+    static constexpr int CONSUMERS = 1, WROWS = 64;
+    using T = float;
+};
+__device__ unsigned long long g_k8_slot[kG];   /* grid_finish's tagged slots (gslots = kG; zero: tag 0) */
 
 template <int THREADS, bool REGS, int MODE = 0, int FIN = F_NONE>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
@@ -228,6 +242,11 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
     uint8_t *ring = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     __shared__ uint64_t full[kStages], empty[kStages], mubar, ringbar;
     __shared__ float mu_s;
+    /* tma3d_fin8: kernel 8's zbar, its flag words (launch_tag) and own_bar (zbar + 3), the finish's doubles, gcol */
+    __shared__ uint64_t k8bar[4];
+    __shared__ double k8sh[8];
+    __shared__ float k8col[64];
+    __shared__ uint32_t k8fold;
     if (threadIdx.x == 0) {
         if constexpr (MODE == 2) mg_tma_prefetch_desc(&tm);
         for (int s = 0; s < kStages; s++) {
@@ -236,6 +255,8 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
         }
         mg_mbar_init(&mubar, 1);
         mg_mbar_init(&ringbar, 1);
+        mg_mbar_init(&k8bar[0], 1);
+        mg_mbar_init(mgsab::own_bar(k8bar), 1);
         mg_fence_mbarrier_init();
     }
     __syncthreads();
@@ -281,8 +302,30 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             if (FIN == F_NONE) atomicMax(&g_span[1], t);
         }
         if (FIN == F_LATE) mg_mbar_arrive(&ringbar);
+        if (FIN == F_K8) {
+            k8fold = a;
+            mg_mbar_arrive(&ringbar);   /* release.cta: the consumer warpgroup reads k8fold after its wait */
+        }
     }
-    if constexpr (FIN != F_NONE) {
+    if constexpr (FIN == F_K8) {   /* kernel 8's roles: warp 3 the tag (its warp 1's), warp 2 the poller, wg 1 */
+        const int warp = threadIdx.x / 32;
+        if (threadIdx.x == 96) {
+            mgsab::Params kp{};
+            kp.gslot = g_k8_slot;
+            mgsab::grid_start(kp, k8bar);
+        }
+        if (warp == 2) mgsab::grid_poll<K8Fin>(g_k8_slot, kG * 64, k8sh, k8bar);
+        if (wg == 1) {
+            const int t = (int)threadIdx.x - 128;
+            mg_mbar_wait(&ringbar, 0);
+            const uint32_t f = k8fold;
+            if (t < 64) k8col[t] = fin_col(f, blockIdx.x, t);
+            if (stamp && t == 0) atomicMax(&g_span[3], span_now());
+            const mgsab::GridArgs ga{g_fin_out, nullptr, nullptr, g_k8_slot, kG * 64, 1, 1, 64, kG};
+            mgsab::grid_finish<K8Fin>(ga, t, k8sh, k8col, k8bar);
+            if (stamp && t == 0) atomicMax(&g_span[1], span_now());
+        }
+    } else if constexpr (FIN != F_NONE) {
         const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
         if (warp == 2) {   /* the poller */
             if (FIN == F_LATE) mg_mbar_wait(&ringbar, 0);
@@ -369,6 +412,7 @@ static const Variant kVariants[] = {
     {"tma3d_finp", L_TMA256_FIN, kP0, kS128, 1, F_PIPE},
     {"tma3d_finb", L_TMA256_FIN, kP0, kS128, 1, F_BACK},
     {"tma3d_finr", L_TMA256_FIN, kP0, kS128, 1, F_REDUX},
+    {"tma3d_fin8", L_TMA256_FIN, kP0, kS128, 1, F_K8},
 };
 
 /* the tma3d_fin variants' kernels, by Fin (launch() and main's shared-memory attribute) */
@@ -379,8 +423,9 @@ static const FinKernel kFinKernels[] = {nullptr,
                                         bulk_kernel<256, false, 2, F_MU>,
                                         bulk_kernel<256, false, 2, F_PIPE>,
                                         bulk_kernel<256, false, 2, F_BACK>,
-                                        bulk_kernel<256, false, 2, F_REDUX>};
-static_assert(sizeof kFinKernels / sizeof kFinKernels[0] == F_REDUX + 1, "one kernel per Fin");
+                                        bulk_kernel<256, false, 2, F_REDUX>,
+                                        bulk_kernel<256, false, 2, F_K8>};
+static_assert(sizeof kFinKernels / sizeof kFinKernels[0] == F_K8 + 1, "one kernel per Fin");
 
 static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
 
@@ -452,7 +497,9 @@ static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const C
         CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
         const double ring = (double)got[2];
         printf("span,%s,%lld,%.3f,%.3f", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3, ((double)got[1] - ring) / 1e3);
-        if (fin)   /* the chain after the last ring's end: the last slot store, the first and the last poll done */
+        if (var.fin == F_K8)   /* the last consumer warpgroup's entry to grid_finish (its columns made) */
+            printf(",%.3f", ((double)got[3] - ring) / 1e3);
+        else if (fin)   /* the chain after the last ring's end: the last slot store, the first and the last poll done */
             printf(",%.3f,%.3f,%.3f", ((double)got[3] - ring) / 1e3, ((double)got[4] - ring) / 1e3,
                    ((double)got[5] - ring) / 1e3);
         printf("\n");
@@ -486,7 +533,7 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    for (int f = F_FIN; f <= F_REDUX; f++)
+    for (int f = F_FIN; f <= F_K8; f++)
         CK(cudaFuncSetAttribute(kFinKernels[f], cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
