@@ -45,8 +45,8 @@
  * span of 10 more launches of it (first CTA's entry to last consumer's end, %globaltimer: kernel 8's TL3 stamps) and
  * its tail (the last end after the last ring's end: the finish's time for the tma3d_fin variants, ~0 for the rest):
  * span,VARIANT,BYTES,SPAN_US,TAIL_US, and for the tma3d_fin variants the chain after the last ring's end (session
- * 41): ,STORE_US,FOUND_FIRST_US,FOUND_LAST_US (the last slot store, the first and the last poller done); for
- * tma3d_fin8 ,ENTRY_US (the last consumer warpgroup's entry to grid_finish). */
+ * 41): ,STORE_US,FOUND_FIRST_US,FOUND_LAST_US (the last slot store, the first and the last poller done; for
+ * tma3d_fin8: the last consumer warpgroup's entry to grid_finish, the first and the last poller's mu handed over). */
 #include "hopper.cuh"
 #include "probe_common.cuh"
 #include "swapab_finish.cuh"
@@ -314,7 +314,14 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             kp.gslot = g_k8_slot;
             mgsab::grid_start(kp, k8bar);
         }
-        if (warp == 2) mgsab::grid_poll<K8Fin>(g_k8_slot, kG * 64, k8sh, k8bar);
+        if (warp == 2) {
+            mgsab::grid_poll<K8Fin>(g_k8_slot, kG * 64, k8sh, k8bar);
+            if (stamp && (threadIdx.x & 31) == 0) {   /* mu handed over: the first and the last CTA's */
+                const unsigned long long t = span_now();
+                atomicMin(&g_span[4], t);
+                atomicMax(&g_span[5], t);
+            }
+        }
         if (wg == 1) {
             const int t = (int)threadIdx.x - 128;
             mg_mbar_wait(&ringbar, 0);
@@ -497,9 +504,9 @@ static bool var_span(const Variant &var, const uint8_t *x, int64_t slab, const C
         CK(cudaMemcpyFromSymbol(got, g_span, sizeof got));
         const double ring = (double)got[2];
         printf("span,%s,%lld,%.3f,%.3f", var.name, (long long)slab * kG, (got[1] - got[0]) / 1e3, ((double)got[1] - ring) / 1e3);
-        if (var.fin == F_K8)   /* the last consumer warpgroup's entry to grid_finish (its columns made) */
-            printf(",%.3f", ((double)got[3] - ring) / 1e3);
-        else if (fin)   /* the chain after the last ring's end: the last slot store, the first and the last poll done */
+        /* the chain after the last ring's end: the last slot store, the first and the last poll done (tma3d_fin8: the
+         * last consumer warpgroup's entry to grid_finish, the first and the last poller's mu handed over) */
+        if (fin)
             printf(",%.3f,%.3f,%.3f", ((double)got[3] - ring) / 1e3, ((double)got[4] - ring) / 1e3,
                    ((double)got[5] - ring) / 1e3);
         printf("\n");
