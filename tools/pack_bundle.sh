@@ -2,7 +2,7 @@
 # tools/pack_bundle.sh PLAN [SEED]: the packed bundle a prepared device run needs, from its plan script alone.
 #
 # A device run's plan (notes/runs/rNNN_plan.sh) names the binaries it calls, one comment line each:
-#   # BIN NAME TARGET [DIFF]     TARGET: maxgemm, maxgemm_bench or test_maxgemm; DIFF: an experiment's diff
+#   # BIN NAME TARGET [DIFF]     TARGET: maxgemm, maxgemm_bench, test_maxgemm or probe_start; DIFF: an experiment's diff
 #                                 (notes/runs/*.diff, patch -p1), built by tools/variant_build.sh
 # This builds them all and packs bundle/pack.tar.xz (the only thing left under bundle/, so that it travels within the
 # device tool's carry limit), holding bundle/bin (main's maxgemm, maxgemm_bench, test_maxgemm, libmaxgemm.so, soak,
@@ -34,16 +34,17 @@ if ! git diff --quiet HEAD -- Makefile src kernels bench tile_configs tools test
 fi
 
 # the BIN lines; the variants: one build per distinct diff (with its test binary if any BIN line asks for one)
-declare -A want_tests
+declare -A want_tests want_probe
 lines=$(sed -n 's/^# BIN //p' "$plan")
 [ -n "$lines" ] || echo "pack_bundle: $plan names no BIN lines: main's binaries only" >&2
 while read -r name target diff; do
     [ -n "$name" ] || continue
-    case $target in maxgemm|maxgemm_bench|test_maxgemm) ;; *) echo "pack_bundle: BIN $name: unknown target $target" >&2; exit 2 ;; esac
+    case $target in maxgemm|maxgemm_bench|test_maxgemm|probe_start) ;; *) echo "pack_bundle: BIN $name: unknown target $target" >&2; exit 2 ;; esac
     if [ -n "${diff:-}" ]; then
         [ -f "$diff" ] || { echo "pack_bundle: BIN $name: $diff: no such file" >&2; exit 2; }
         [ "$target" = test_maxgemm ] && want_tests[$diff]=1
-        : "${want_tests[$diff]:=}"
+        [ "$target" = probe_start ] && want_probe[$diff]=1
+        : "${want_tests[$diff]:=}" "${want_probe[$diff]:=}"
     fi
 done <<< "$lines"
 # every diff must apply to HEAD (patch -p1, as tools/variant_build.sh applies it) before anything is built: a plan
@@ -60,7 +61,7 @@ make -j"${JOBS:-$(nproc)}" BUILD="$seed" all "$seed/test_maxgemm" "$seed/probe_l
 declare -A vdir
 for diff in "${!want_tests[@]}"; do
     tag=$(basename "$diff" .diff)
-    SEED=$seed TESTS=${want_tests[$diff]} JOBS=${JOBS:-$(nproc)} tools/variant_build.sh "$tag" "$diff" build/variants
+    SEED=$seed TESTS=${want_tests[$diff]} PROBE=${want_probe[$diff]} JOBS=${JOBS:-$(nproc)} tools/variant_build.sh "$tag" "$diff" build/variants
     vdir[$diff]=build/variants/$tag
 done
 make BUILD="$seed" bundle > /dev/null   # only now: a failed build above leaves the last pack in place

@@ -40,7 +40,9 @@
 #   plan_span VARIANT...                 tools/probe_start's span mode (20 cold launches of VARIANT at 128 MiB, first
 #                                       CTA's entry to last consumer's end, and the tail after the last ring's end)
 #                                       into probe_span.csv (tools/span_summary.py reads it), then one step with
-#                                       this call's launches and the variants whose run failed
+#                                       this call's launches and the variants whose run failed. PROBE=BIN runs a
+#                                       variant's probe_start instead (a BIN line with target probe_start) into
+#                                       probe_span_BIN.csv
 #   plan_clock TAG CMD...               plan_ncu of kernel 8 (4 launches after 1): duration, SM clock, DRAM % of peak
 #                                       (session 39's tensor-clock question), into ncu_TAG.csv
 #   plan_checks BIN "M N K;M N K..." ARGS...  BIN (a maxgemm CLI) `run -m M -n N -k K -d D ARGS --no-shortcut
@@ -188,15 +190,16 @@ plan_tl3() {
 }
 
 plan_span() {
-    local v before failed=""
-    before=$(grep -c '^span,' "$O/probe_span.csv" 2>/dev/null)
+    local v before failed="" bin=${PROBE:-bundle/bin/probe_start} csv=$O/probe_span.csv
+    [ -z "${PROBE:-}" ] || csv=$O/probe_span_$(basename "$PROBE").csv
+    before=$(grep -c '^span,' "$csv" 2>/dev/null)
     for v in "$@"; do
-        timeout 60 bundle/bin/probe_start "$v" 128 20 span >> "$O/probe_span.csv" 2>> "$O/probe_span.log" ||
+        timeout 60 "$bin" "$v" 128 20 span >> "$csv" 2>> "$O/probe_span.log" ||
             failed="$failed $v"
     done
-    # this call's launches only (probe_span.csv is shared by a plan's calls), and the variants whose run failed
+    # this call's launches only (the CSV is shared by a plan's calls), and the variants whose run failed
     # (a tma3d_fin* output check included: probe_span.log says why)
-    plan_step "probe_start span ($*): $(( $(grep -c '^span,' "$O/probe_span.csv") - ${before:-0} )) launches; failed:${failed:- none}"
+    plan_step "probe_start span ($bin: $*): $(( $(grep -c '^span,' "$csv") - ${before:-0} )) launches; failed:${failed:- none}"
 }
 
 plan_clock() {

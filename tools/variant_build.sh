@@ -17,6 +17,8 @@
 # MG_GIT_COMMIT is HEAD+NAME). JOBS=N sets make's -j.
 # TESTS=1 builds and copies the Criterion binary too (OUTDIR/NAME/test_maxgemm), to run the variant's GPU suites in
 # the same device call as its A/B (with the bundle's lib/ on LD_LIBRARY_PATH, as make bundle's test_maxgemm).
+# PROBE=1 builds and copies tools/probe_start too (OUTDIR/NAME/probe_start: kernel 8's finish code, which its
+# tma3d_fin8 variant runs, as the diff leaves it).
 #   tools/variant_build.sh G notes/runs/r122_plan_gelu_f32.diff
 #   -> build/variants/G/maxgemm_bench, build/variants/G/maxgemm, build/variants/G/obj (the objects, for cuobjdump)
 set -euo pipefail
@@ -55,7 +57,8 @@ fi
 }
 make -C "$scratch/tree" -j"${JOBS:-$(nproc)}" BUILD="$bdir" \
     MG_GIT_COMMIT="$(git -C "$root" rev-parse --short=12 HEAD)+$name" \
-    "$bdir/maxgemm_bench" "$bdir/maxgemm" ${TESTS:+"$bdir/test_maxgemm"} > "$scratch/build.log" 2>&1 || {
+    "$bdir/maxgemm_bench" "$bdir/maxgemm" ${TESTS:+"$bdir/test_maxgemm"} ${PROBE:+"$bdir/probe_start"} \
+    > "$scratch/build.log" 2>&1 || {
     tail -n 40 "$scratch/build.log" >&2
     echo "variant_build: the build of $name failed" >&2
     exit 1
@@ -68,5 +71,6 @@ rm -rf "$out"
 mkdir -p "$out/obj"
 cp "$scratch/tree/$bdir/maxgemm_bench" "$scratch/tree/$bdir/maxgemm" "$out/"
 [ -z "${TESTS:-}" ] || cp "$scratch/tree/$bdir/test_maxgemm" "$out/"
+[ -z "${PROBE:-}" ] || cp "$scratch/tree/$bdir/probe_start" "$out/"
 cp "$scratch/tree/$bdir/obj/"*.cu.o "$out/obj/"
 echo "variant_build: $out/maxgemm_bench, $out/maxgemm ($(basename "$diff") on $(git -C "$root" rev-parse --short HEAD))"
