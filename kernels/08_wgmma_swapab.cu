@@ -78,7 +78,9 @@
  * 2.5-2.85 -> 1.8-2.4 us; on an H200, runs 152-153, 2.0-2.3 us); W's map without L2 promotion (w_map): level on an H100
  * (run 156), where tools/probe_start.cu's copy of the map read 128 MiB in 33.4 us without it against 35.6-36.0 with it
  * on an H200 (run 155; kernel 8 at bf16 M = 8 was that ring + ~0.3 us); on an H200 (run 172) kernel 8's M = 8 launch
- * still spans 32.1 us as in run 153: the promotion was not what kernel 8 lost there.
+ * still spans 32.1 us as in run 153: the promotion was not what kernel 8 lost there; the own rows' sum by one warp and
+ * the grid finish's GELU in fp32 (W8): +0.6% on bf16 max_dim 0 at M <= 64 (run 190, H100: 50.6-51.0 -> 50.2-50.8 us,
+ * four passes each; the figures above predate it).
  */
 #include <cuda_runtime.h>
 

@@ -34,10 +34,12 @@
  *   without a finish; then every CTA takes a share of the N columns: its own unit's W rows when each CTA has one unit
  *   and it holds the final column maxima (one x tile, S = 1: the plan's gown), else, after a grid barrier, gchunk =
  *   cdiv(N, grid) columns from b gchunk. It reduces them over the x tiles (c[j], x-tile order), sums them in fp64 in a
- *   fixed order (ascending j per thread, then consumers_sum's tree) into its tagged slot, waits until every CTA's slot
- *   carries this launch's tag, and sums the grid's slots in one fixed order: mu, the same bits in every CTA. out[j] =
- *   gelu(c[j] - mu) with the shared finalize's fp64 GELU, so the output differs from the finalize's only by the order
- *   of the mean's fp64 sum and the 16 mantissa bits each CTA's sum gives up to the tag (relative 2^-36). One grid
+ *   fixed order (own rows: the consumers' first warp alone, a lane's columns ascending, then a xor tree; else
+ *   ascending j per thread, then consumers_sum's tree) into its tagged slot, waits until every CTA's slot carries this
+ *   launch's tag, and sums the grid's slots in one fixed order: mu, the same bits in every CTA. out[j] =
+ *   gelu(c[j] - mu), c - mu in fp64 and the GELU in fp32 (erff) where c - mu fits fp32, the shared finalize's fp64
+ *   GELU where it does not, so the output differs from the finalize's by the order of the mean's fp64 sum, the 16
+ *   mantissa bits each CTA's sum gives up to the tag (relative 2^-36) and the fp32 GELU (a few fp32 ulp). One grid
  *   barrier (grid_barrier; none with own rows) and the slots replace the finalize's two kernels.
  * THE TAGGED SLOTS. A CTA's sum and the launch it belongs to travel in one 64-bit word (slot_pack: the fp64 sum with
  *   its low 16 bits replaced by the launch's tag), written with one relaxed store and polled with relaxed loads, so
@@ -322,12 +324,26 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
      * N <= 128 grid); the others are read again after the mean */
     double s = 0.0;
     float c0 = 0.f;
-    for (int j = j0 + t; j < j1; j += T) {   /* ascending j per thread: a fixed order */
-        const float c = p.gown ? gcol[j - j0] : grid_col(p, j);
-        if (j == j0 + t) c0 = c;
-        s += (double)c;
+    double cs;
+    if (p.gown) {   /* the own columns (at most WROWS <= T, in gcol): summed by the first warp alone, lane l over
+                     * l, l + 32, ... then a xor tree (a fixed order), so that the slot leaves without consumers_sum's
+                     * shared-memory step and barrier (W8, run 190: max_dim 0 M <= 64 0.2-0.4 us sooner) */
+        if (j0 + t < j1) c0 = gcol[t];
+        if (t < 32) {
+#pragma unroll
+            for (int i = 0; i < C::WROWS / 32; i++)
+                if (j0 + t + 32 * i < j1) s += (double)gcol[t + 32 * i];
+            for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        }
+        cs = s;
+    } else {
+        for (int j = j0 + t; j < j1; j += T) {   /* ascending j per thread: a fixed order */
+            const float c = grid_col(p, j);
+            if (j == j0 + t) c0 = c;
+            s += (double)c;
+        }
+        cs = consumers_sum<T>(s, t, sh);
     }
-    const double cs = consumers_sum<T>(s, t, sh);
     if (t < 32) {   /* THE TAGGED SLOTS, by the consumers' first warp: this CTA's slot (lane 0), and the slots past
                      * the grid that it keeps at this launch's tag; its own packed sum to the poller (THE POLLER) */
         mg_mbar_wait(zbar, 0);   /* grid_start's tag (long since there) */
@@ -342,10 +358,13 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
     }
     mg_named_bar_sync(kPollMuBar, T + 32);   /* the poller wrote mu */
     const double mu = sh_mu<T>(sh);
-    /* the shared finalize's GELU (fp64): one per thread, the columns spread over the whole grid */
+    /* one GELU per thread, the columns spread over the whole grid: c - mu in fp64, the GELU in fp32 where that fits
+     * (the last CTA's finish does the same), the shared finalize's fp64 GELU where it does not (or is NaN) */
     for (int j = j0 + t; j < j1; j += T) {
         const float c = j == j0 + t ? c0 : p.gown ? gcol[j - j0] : grid_col(p, j);
-        mg_store_out(out, j, mg_gelu_f64((double)c - mu));
+        const float v = (float)((double)c - mu);
+        if (fabsf(v) < 1e30f) mg_store_out(out, j, mg_gelu_f32(v));
+        else mg_store_out(out, j, mg_gelu_f64((double)c - mu));
     }
 }
 
