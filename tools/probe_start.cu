@@ -37,8 +37,8 @@
  *             tma3d_fin8 (session 42): kernel 8's own finish code after the ring (kernels/swapab_finish.cuh's
  *             grid_start, grid_poll and grid_finish, with one consumer warpgroup and its 64 own columns): is the
  *             ~1.2-1.7 us by which kernel 8's max_dim 0 finish exceeds tma3d_finp's in that code, or around it?
- *             tma3d_fin8g / fin8w / fin8wg: tma3d_fin8 with grid_finish's consumer side taken apart (k8x_finish):
- *             the GELU in fp32, the in-CTA sum by one warp, both
+ *             (Run 190's tma3d_fin8g / fin8w / fin8wg took its consumer side apart; what they measured is kernel
+ *             8's since W8, 56107d4, and they were removed after it: 21a375d has them.)
  * The timing and the flat read are tools/probe_common.cuh's, shared with probe_l2.
  * Build: `make build/probe_start`. Output: one CSV line per case: variant,bytes,median_us,GBps,
  * then per variant the least-squares fixed cost (us) and rate (TB/s) over the sizes.
@@ -224,58 +224,16 @@ __host__ __device__ inline float fin_col(uint32_t a, int b, int j) {
 __host__ __device__ inline float fin_gelu(float v) { return 0.5f * v * (1.f + erff(v * 0.70710678118654752f)); }
 
 /* bulk_kernel's finish (FIN): none, tma3d_fin's, tma3d_finlate's, tma3d_finmu's (the header's list) */
-enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK, F_REDUX, F_K8, F_K8G, F_K8W, F_K8WG };
+enum Fin { F_NONE, F_FIN, F_LATE, F_MU, F_PIPE, F_BACK, F_REDUX, F_K8 };
 
 /* tma3d_fin8: kernel 8's own finish code (kernels/swapab_finish.cuh: grid_start, grid_poll, grid_finish with one
  * consumer warpgroup's 64 own columns, gown) after the ring, in place of tma3d_fin's least form: its tagged slots
- * (the tag in the fp64 sum's low 16 bits), fp64 sums and mu, the poller's hand-over and the fp64 GELU */
+ * (the tag in the fp64 sum's low 16 bits), fp64 sums and mu, the poller's hand-over and its GELU */
 struct K8Fin {
     static constexpr int CONSUMERS = 1, WROWS = 64;
     using T = float;
 };
 __device__ unsigned long long g_k8_slot[kG];   /* grid_finish's tagged slots (gslots = kG; zero: tag 0) */
-
-/* tma3d_fin8g / fin8w / fin8wg (session 42): grid_finish's consumer side for gown with one consumer warpgroup (T =
- * 128, 64 own columns in gcol), with kernel 8's grid_start and grid_poll unchanged, taking out one piece at a time:
- * G32 the fp64 GELU (fp32 erff, as the last CTA's finish where c - mu fits fp32), WARP the in-CTA sum's shape
- * (consumers_sum's 128-thread tree, its shared-memory step and second barrier: warp 0 alone sums the 64 columns, two
- * per lane, by a five-level fp64 shuffle tree, and stores the slot; the other warps only wait for mu). */
-template <bool G32, bool WARP> __device__ __noinline__ void k8x_finish(int t, double *sh, const float *gcol,
-                                                                     uint64_t *zbar) {
-    constexpr int T = 128;
-    mg_named_bar_sync(3, T);   /* gcol is written */
-    const float c0 = t < 64 ? gcol[t] : 0.f;
-    double cs;
-    if (WARP) {
-        cs = 0.0;
-        if (t < 32) {
-            cs = (double)gcol[t] + (double)gcol[t + 32];
-            for (int off = 16; off > 0; off >>= 1) cs += __shfl_xor_sync(0xffffffffu, cs, off);
-        }
-    } else {
-        cs = mgsab::consumers_sum<T>(t < 64 ? (double)c0 : 0.0, t, sh);
-    }
-    if (t < 32) {
-        mg_mbar_wait(zbar, 0);
-        const unsigned tag = (unsigned)*mgsab::launch_tag(zbar);
-        const unsigned long long mine = mgsab::slot_pack(cs, tag);
-        if (t == 0) {
-            mg_st_relaxed_gpu_u64(g_k8_slot + blockIdx.x, mine);
-            mgsab::sh_own<T>(sh) = mine;
-            mg_mbar_arrive(mgsab::own_bar(zbar));
-        }
-    }
-    mg_named_bar_sync(mgsab::kPollMuBar, T + 32);
-    const double mu = mgsab::sh_mu<T>(sh);
-    if (t < 64) {
-        if (G32) {
-            const float v = (float)((double)c0 - mu);
-            g_fin_out[blockIdx.x * 64 + t] = fabsf(v) < 1e30f ? fin_gelu(v) : (float)mg_gelu_f64((double)c0 - mu);
-        } else {
-            g_fin_out[blockIdx.x * 64 + t] = (float)mg_gelu_f64((double)c0 - mu);
-        }
-    }
-}
 
 template <int THREADS, bool REGS, int MODE = 0, int FIN = F_NONE>
 __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int64_t slab, uint32_t *out,
@@ -346,12 +304,12 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             if (FIN == F_NONE) atomicMax(&g_span[1], t);
         }
         if (FIN == F_LATE) mg_mbar_arrive(&ringbar);
-        if (FIN >= F_K8) {
+        if (FIN == F_K8) {
             k8fold = a;
             mg_mbar_arrive(&ringbar);   /* release.cta: the consumer warpgroup reads k8fold after its wait */
         }
     }
-    if constexpr (FIN >= F_K8) {   /* kernel 8's roles: warp 3 the tag (its warp 1's), warp 2 the poller, wg 1 */
+    if constexpr (FIN == F_K8) {   /* kernel 8's roles: warp 3 the tag (its warp 1's), warp 2 the poller, wg 1 */
         const int warp = threadIdx.x / 32;
         if (threadIdx.x == 96) {
             mgsab::Params kp{};
@@ -372,12 +330,8 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             const uint32_t f = k8fold;
             if (t < 64) k8col[t] = fin_col(f, blockIdx.x, t);
             if (stamp && t == 0) atomicMax(&g_span[3], span_now());
-            if constexpr (FIN == F_K8) {
-                const mgsab::GridArgs ga{g_fin_out, nullptr, nullptr, g_k8_slot, kG * 64, 1, 1, 64, kG};
-                mgsab::grid_finish<K8Fin>(ga, t, k8sh, k8col, k8bar);
-            } else {
-                k8x_finish<FIN != F_K8W, FIN != F_K8G>(t, k8sh, k8col, k8bar);
-            }
+            const mgsab::GridArgs ga{g_fin_out, nullptr, nullptr, g_k8_slot, kG * 64, 1, 1, 64, kG};
+            mgsab::grid_finish<K8Fin>(ga, t, k8sh, k8col, k8bar);
             if (stamp && t == 0) atomicMax(&g_span[1], span_now());
         }
     } else if constexpr (FIN != F_NONE) {
@@ -468,9 +422,6 @@ static const Variant kVariants[] = {
     {"tma3d_finb", L_TMA256_FIN, kP0, kS128, 1, F_BACK},
     {"tma3d_finr", L_TMA256_FIN, kP0, kS128, 1, F_REDUX},
     {"tma3d_fin8", L_TMA256_FIN, kP0, kS128, 1, F_K8},
-    {"tma3d_fin8g", L_TMA256_FIN, kP0, kS128, 1, F_K8G},
-    {"tma3d_fin8w", L_TMA256_FIN, kP0, kS128, 1, F_K8W},
-    {"tma3d_fin8wg", L_TMA256_FIN, kP0, kS128, 1, F_K8WG},
 };
 
 /* the tma3d_fin variants' kernels, by Fin (launch() and main's shared-memory attribute) */
@@ -482,11 +433,8 @@ static const FinKernel kFinKernels[] = {nullptr,
                                         bulk_kernel<256, false, 2, F_PIPE>,
                                         bulk_kernel<256, false, 2, F_BACK>,
                                         bulk_kernel<256, false, 2, F_REDUX>,
-                                        bulk_kernel<256, false, 2, F_K8>,
-                                        bulk_kernel<256, false, 2, F_K8G>,
-                                        bulk_kernel<256, false, 2, F_K8W>,
-                                        bulk_kernel<256, false, 2, F_K8WG>};
-static_assert(sizeof kFinKernels / sizeof kFinKernels[0] == F_K8WG + 1, "one kernel per Fin");
+                                        bulk_kernel<256, false, 2, F_K8>};
+static_assert(sizeof kFinKernels / sizeof kFinKernels[0] == F_K8 + 1, "one kernel per Fin");
 
 static unsigned g_fin_tag;   /* tma3d_fin: each launch's tag (1, 2, ...; the zeroed slots hold 0) */
 
@@ -594,7 +542,7 @@ int main(int argc, char **argv) {
     CK(cudaFuncSetAttribute(bulk_kernel<384, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     CK(cudaFuncSetAttribute(bulk_kernel<256, false, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    for (int f = F_FIN; f <= F_K8WG; f++)
+    for (int f = F_FIN; f <= F_K8; f++)
         CK(cudaFuncSetAttribute(kFinKernels[f], cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     const int mib[] = {8, 16, 32, 64, 128};
     const int nv = (int)(sizeof kVariants / sizeof kVariants[0]);
