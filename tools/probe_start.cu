@@ -257,8 +257,10 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
         }
         mg_mbar_init(&mubar, 1);
         mg_mbar_init(&ringbar, 1);
-        mg_mbar_init(&k8bar[0], 1);
-        mg_mbar_init(mgsab::own_bar(k8bar), 1);
+        if constexpr (FIN == F_K8) {   /* tma3d_fin8's zbar and own_bar, in its kernel only */
+            mg_mbar_init(&k8bar[0], 1);
+            mg_mbar_init(mgsab::own_bar(k8bar), 1);
+        }
         mg_fence_mbarrier_init();
     }
     __syncthreads();
@@ -303,11 +305,8 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
             atomicMax(&g_span[2], t);
             if (FIN == F_NONE) atomicMax(&g_span[1], t);
         }
-        if (FIN == F_LATE) mg_mbar_arrive(&ringbar);
-        if (FIN == F_K8) {
-            k8fold = a;
-            mg_mbar_arrive(&ringbar);   /* release.cta: the consumer warpgroup reads k8fold after its wait */
-        }
+        if (FIN == F_K8) k8fold = a;   /* the consumer warpgroup reads it after ringbar (release.cta) */
+        if (FIN == F_LATE || FIN == F_K8) mg_mbar_arrive(&ringbar);
     }
     if constexpr (FIN == F_K8) {   /* kernel 8's roles: warp 3 the tag (its warp 1's), warp 2 the poller, wg 1 */
         const int warp = threadIdx.x / 32;
