@@ -102,8 +102,8 @@ __device__ __forceinline__ volatile int *launch_tag(uint64_t *zbar) {
 
 /* max_dim 0's grid finish, THE TAGGED SLOTS: one thread of the producer warpgroup's warp 1, once per CTA at its
  * start: this launch's tag (the previous launch's in the CTA's own slot, + 1) into launch_tag, then zbar. */
-__device__ __noinline__ void grid_start(const Params &p, uint64_t *zbar) {
-    const unsigned long long old = mg_ld_relaxed_gpu_u64(p.gslot + blockIdx.x);
+__device__ __noinline__ void grid_start(const unsigned long long *gslot, uint64_t *zbar) {
+    const unsigned long long old = mg_ld_relaxed_gpu_u64(gslot + blockIdx.x);
     *launch_tag(zbar) = (int)(((unsigned)old + 1u) & 0xffffu);
     mg_mbar_arrive(zbar);   /* release.cta: the finish that waits on zbar reads the tag */
 }
@@ -115,7 +115,7 @@ template <class C> __device__ __forceinline__ void fused_start(const Params &p, 
     if (p.fused == MG_SAB_FUSE_TICKET)
         md1_start<C>(p, zbar);
     else
-        grid_start(p, zbar);
+        grid_start(p.gslot, zbar);
 }
 
 /* max_dim 1: an epilogue's row max m of x row i is not finite (the caller tests): NaN or +inf make row i NaN; -inf
@@ -150,6 +150,11 @@ template <int T> __device__ __forceinline__ double consumers_sum(double v, int t
     return s;
 }
 
+/* The finishes' GELU range rule (finish, grid_finish): v = c - mu, formed in fp64 and rounded to fp32, takes the fp32
+ * GELU where |v| < 1e30 (far inside fp32's range: the rounding cannot have overflowed), the shared finalize's fp64
+ * GELU of c - mu where it is not (an infinity, NaN, or a value near fp32's limit). */
+__device__ __forceinline__ bool gelu_f32_fits(float v) { return fabsf(v) < 1e30f; }
+
 /* The last CTA's finish of max_dim 0: the output from fin, fin zeroed for the next launch. T consumer threads,
  * t = 0 .. T - 1; stage: the idle ring (N floats, the plan's bound); sh: T / 32 doubles. */
 template <class C> __device__ __noinline__ void finish(const Params &p, int t, float *stage, double *sh) {
@@ -182,7 +187,7 @@ template <class C> __device__ __noinline__ void finish(const Params &p, int t, f
         for (int q = 0; q < B; q++) {
             const int j = j0 + q * T;
             v[q] = j < p.n ? (float)((double)stage[j] - mu) : 0.f;
-            wide |= !(fabsf(v[q]) < 1e30f);
+            wide |= !gelu_f32_fits(v[q]);
         }
         if (!wide) {
 #pragma unroll
@@ -363,7 +368,7 @@ __device__ __noinline__ void grid_finish(const GridArgs p, int t, double *sh, co
     for (int j = j0 + t; j < j1; j += T) {
         const float c = j == j0 + t ? c0 : p.gown ? gcol[j - j0] : grid_col(p, j);
         const float v = (float)((double)c - mu);
-        if (fabsf(v) < 1e30f) mg_store_out(out, j, mg_gelu_f32(v));
+        if (gelu_f32_fits(v)) mg_store_out(out, j, mg_gelu_f32(v));
         else mg_store_out(out, j, mg_gelu_f64((double)c - mu));
     }
 }

@@ -310,11 +310,7 @@ __global__ void __launch_bounds__(THREADS, 1) bulk_kernel(const uint8_t *x, int6
     }
     if constexpr (FIN == F_K8) {   /* kernel 8's roles: warp 3 the tag (its warp 1's), warp 2 the poller, wg 1 */
         const int warp = threadIdx.x / 32;
-        if (threadIdx.x == 96) {
-            mgsab::Params kp{};
-            kp.gslot = g_k8_slot;
-            mgsab::grid_start(kp, k8bar);
-        }
+        if (threadIdx.x == 96) mgsab::grid_start(g_k8_slot, k8bar);
         if (warp == 2) {
             mgsab::grid_poll<K8Fin>(g_k8_slot, kG * 64, k8sh, k8bar);
             if (stamp && (threadIdx.x & 31) == 0) {   /* mu handed over: the first and the last CTA's */
