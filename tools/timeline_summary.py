@@ -19,7 +19,9 @@ CLI prints, per CTA of each launch:
                                                           notes/runs/r147_exp_light_timeline.diff, r152_*_tl3.diff)
   TL4 blk (TL3's eight) grid_finish_entry after_barrier after_sum after_tag epilogue_start epilogue_shuffled
                                                          (notes/runs/r149_exp_timeline4.diff)
-Times are in us from the launch's first CTA start; TL3 / TL4 add the max_dim 0 tail from the last CTA's epilogue end
+Times are in us from the launch's first CTA start; TL2-TL4 add the k-loops' balance (their mean end, the last one's
+distance from it, and the CTAs ending more than 1 us before the last: what deterministic K-chunk stealing could take);
+TL3 / TL4 add the max_dim 0 tail from the last CTA's epilogue end
 (E): the last CTA's slot stored, every poller done, every CTA's mean known, the launch's end; and the per-CTA medians
 of each step (TL4: each step from the one before it).
 
@@ -63,6 +65,14 @@ def main():
             print(f"  {kind} {len(b)} CTAs: starts {span([us(r[1]) for r in b])}  k-loop end {span([us(r[2]) for r in b])}"
                   f"  epilogues end {span([us(r[3]) for r in b])}" + (f"  mu known {span(mu)}" if mu else "")
                   + f"  ends {span([us(r[5]) for r in b])}  span {max(us(r[5]) for r in b):.2f}")
+            # the k-loops' balance (what K-chunk stealing could take, session 33's design): their mean end is where
+            # the last one would end if the W bytes moved from the late CTAs to the early ones at the same total rate;
+            # the early finishers are the CTAs whose k-loop ended > 1 us before the last one's
+            kend = [us(r[2]) for r in b]
+            early = sorted(r[0] for r in b if max(kend) - us(r[2]) > 1.0)
+            print(f"  k-loop ends: mean {st.mean(kend):.2f}  median {st.median(kend):.2f}  last {max(kend):.2f}"
+                  f"  (last - mean {max(kend) - st.mean(kend):.2f})  ending > 1 us before the last: {len(early)}"
+                  + (f" (blocks {' '.join(map(str, early))})" if early else ""))
         fine = rows["TL3"] or rows["TL4"]
         if fine and all(r[4] for r in fine):   # max_dim 0's tail, from the last epilogue's end E
             e = max(r[3] for r in fine)
