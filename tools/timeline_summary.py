@@ -69,9 +69,10 @@ def main():
             # the last one would end if the W bytes moved from the late CTAs to the early ones at the same total rate;
             # the early finishers are the CTAs whose k-loop ended > 1 us before the last one's
             kend = [us(r[2]) for r in b]
-            early = sorted(r[0] for r in b if max(kend) - us(r[2]) > 1.0)
-            print(f"  k-loop ends: mean {st.mean(kend):.2f}  median {st.median(kend):.2f}  last {max(kend):.2f}"
-                  f"  (last - mean {max(kend) - st.mean(kend):.2f})  ending > 1 us before the last: {len(early)}"
+            last, mean = max(kend), st.mean(kend)
+            early = sorted(r[0] for r, k in zip(b, kend) if last - k > 1.0)
+            print(f"  k-loop ends: mean {mean:.2f}  median {st.median(kend):.2f}  last {last:.2f}"
+                  f"  (last - mean {last - mean:.2f})  ending > 1 us before the last: {len(early)}"
                   + (f" (blocks {' '.join(map(str, early))})" if early else ""))
         fine = rows["TL3"] or rows["TL4"]
         if fine and all(r[4] for r in fine):   # max_dim 0's tail, from the last epilogue's end E
