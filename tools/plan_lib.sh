@@ -53,6 +53,12 @@
 #                                       picked from both into picked/, and main's benchmark with the picked table
 #                                       into bench_GPU_picked.csv (here: `make dispatch-pick TUNE_CSV='OUT/tune/tune.csv:
 #                                       tf32,bf16 OUT/tune_fp32/tune.csv:fp32'` writes the same rows)
+#   plan_require_gpu NAME               a plan for one GPU kind only (NAME as PLAN_GPU spells it, e.g. nvidia_h200):
+#                                       on any other GPU one step "not NAME (PLAN_GPU): nothing run" and exit 0
+#   plan_finish_check V SECS            variant V's check of a change to kernel 8's finish (runs 187 / 191 / 193):
+#                                       racecheck / synccheck on the slots test, determinism, kernel 8's suites, the
+#                                       generic suites that plant non-finite values or read partial maxima (SECS
+#                                       each, kernel 8's twice), and the k-loops' SASS of main against bench_V
 # The plan runs in the repository root of the device's copy (bash bundle/runNNN.sh $OUT).
 
 plan_init() {
@@ -243,4 +249,25 @@ plan_retune() {
         [ -f "$t" ] && plan_bench "bench_${PLAN_GPU}_picked" maxgemm_bench bench/matrix.txt "$3" --dispatch "$t"
         break
     done
+}
+
+plan_require_gpu() {
+    if [ "$PLAN_GPU" != "$1" ]; then
+        plan_step "not $1 ($PLAN_GPU): nothing run"
+        exit 0
+    fi
+}
+
+plan_finish_check() {
+    local v=$1 secs=$2 s
+    plan_sanitize "test_$v" 'gpu_kernels/swapab_md0_slots' "$v" "$secs" racecheck synccheck
+    plan_suite "test_$v" 'gpu_determinism/*' "determinism_$v" "$secs" --verbose
+    plan_suite "test_$v" 'gpu_kernels/swapab*' "swapab_$v" $((2 * secs)) --verbose
+    for s in planted_nonfinite partial_maxima random_inputs; do
+        plan_suite "test_$v" "gpu_kernels/$s" "${s%%_*}_$v" "$secs" --verbose
+    done
+    cuobjdump -sass bundle/bin/maxgemm_bench > /tmp/a.sass 2>/dev/null
+    cuobjdump -sass "bundle/bin/bench_$v" > /tmp/b.sass 2>/dev/null
+    python3 tools/sass_kloop_diff.py /tmp/a.sass /tmp/b.sass > "$O/kloop_diff.txt" 2>&1
+    plan_step "k-loop SASS A / $v: rc $? ($(grep -c '^same' "$O/kloop_diff.txt") same of $(grep -c . "$O/kloop_diff.txt") lines)"
 }
