@@ -58,14 +58,14 @@
  * Run:  build/maxgemm run --kernel 8 --precision bf16 -m 300 --no-shortcut --check [--splits S] [--x-tile NX]
  *         [--cluster 2 [--mcast auto|w|x]] [--fuse auto|off|force] [--verbose]
  *       make ncu KERNEL=8 PREC=bf16;  tools/ncu_mid_m.sh build out.txt "8 bf16 1 300"
- * measured (H200, run 172, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.1-36.7 us md1
- * (against the 31.5 us W floor at that H200's copy rate) and 38.0-39.1 us md0 (1.12-1.26x over both), M = 128 as
- * 2 x n64 1.12-1.19x, M = 256 1.043-1.048x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.09x, M = 384-768
- * 1.05-1.12x; tf32 M = 1-768 1.043-1.55x
- * (notes/18_small_m.md "Session 38"; run 151 before W's map lost its promotion had M <= 64 at 35.5-37.2 /
- * 38.2-39.5 us, run 134 before the poller 35.6-37.2 / 38.8-40.1 us; on an H100,
- * run 170 with PN, PK and the re-tuned H100 table: bf16 M = 1-64 47.3-48.4 / 50.0-50.8 us, 1.11-1.16x, against a
- * 43.95 us W floor).
+ * measured (H200, run 196, x cuBLAS same process, auto = kernel 8 here): bf16 M = 1-64 35.4-37.3 us md1
+ * (against the 31.4 us W floor at that H200's copy rate) and 37.7-38.9 us md0 (1.13-1.23x over both), M = 96-192
+ * 1.06-1.18x, M = 256 1.042x, M = 300 in clusters of 2 sharing x (mcast=x) 1.06-1.09x, M = 384-1024 1.05-1.10x;
+ * tf32 M = 1-1024 1.043-1.55x. Where the M <= 64 time goes there (run 196; notes/18_small_m.md "Session 45"): the
+ * bare W ring's CTAs span 30.0 us of its 33.9-34.7 us event time; kernel 8's wgmmas lower the SM clock to 1.80 GHz
+ * (1.97 without: ~1.2 us of the W stream); max_dim 0's grid-wide mean ends +1.8 us after the last epilogue
+ * (run 172 before W8: 35.1-36.7 / 38.0-39.1 us; on an H100, run 195 with W8 and R: bf16 M = 1-64 47.9-49.5 /
+ * 50.2-50.8 us against a 44.3 us W floor).
  * W in panels: +3.5% on the W-stream rows (run 85); the fused finish without the second fence: +2% on the fused
  * max_dim 1 rows (run 90); no divisions before the first load: +0.5% (run 94); the grid finish: +2 to +4% on max_dim 0
  * at M <= 64 (run 97); the clusters-of-2 producer on the uniform datapath: +5 to +20% on every clusters-of-2 plan
@@ -80,7 +80,7 @@
  * on an H200 (run 155; kernel 8 at bf16 M = 8 was that ring + ~0.3 us); on an H200 (run 172) kernel 8's M = 8 launch
  * still spans 32.1 us as in run 153: the promotion was not what kernel 8 lost there; the own rows' sum by one warp and
  * the grid finish's GELU in fp32 (W8): +0.6% on bf16 max_dim 0 at M <= 64 (run 190, H100: 50.6-51.0 -> 50.2-50.8 us,
- * four passes each; the figures above predate it).
+ * four passes each).
  */
 #include <cuda_runtime.h>
 
