@@ -20,7 +20,8 @@ CLI prints, per CTA of each launch:
   TL4 blk (TL3's eight) grid_finish_entry after_barrier after_sum after_tag epilogue_start epilogue_shuffled
                                                          (notes/runs/r149_exp_timeline4.diff)
 Times are in us from the launch's first CTA start; TL2-TL4 add the k-loops' balance (their mean end, the last one's
-distance from it, and the CTAs ending more than 1 us before the last: what deterministic K-chunk stealing could take);
+distance from it, and the CTAs ending more than 1 us before the last: at most what deterministic K-chunk stealing could
+take; run 196 found it takes nothing on an H200 either, the last end at M = 32-64 being the balanced M = 8 run's);
 TL3 / TL4 add the max_dim 0 tail from the last CTA's epilogue end
 (E): the last CTA's slot stored, every poller done, every CTA's mean known, the launch's end; and the per-CTA medians
 of each step (TL4: each step from the one before it).
@@ -65,9 +66,10 @@ def main():
             print(f"  {kind} {len(b)} CTAs: starts {span([us(r[1]) for r in b])}  k-loop end {span([us(r[2]) for r in b])}"
                   f"  epilogues end {span([us(r[3]) for r in b])}" + (f"  mu known {span(mu)}" if mu else "")
                   + f"  ends {span([us(r[5]) for r in b])}  span {max(us(r[5]) for r in b):.2f}")
-            # the k-loops' balance (what K-chunk stealing could take, session 33's design): their mean end is where
-            # the last one would end if the W bytes moved from the late CTAs to the early ones at the same total rate;
-            # the early finishers are the CTAs whose k-loop ended > 1 us before the last one's
+            # the k-loops' balance (an upper bound on what K-chunk stealing could take): their mean end is where the
+            # last one would end if the early CTAs' idle time were all lost bandwidth; it is not where the stream
+            # runs at the copy rate (the early finishers leave their bandwidth to the rest: runs 166, 196). The early
+            # finishers are the CTAs whose k-loop ended > 1 us before the last one's
             kend = [us(r[2]) for r in b]
             last, mean = max(kend), st.mean(kend)
             early = sorted(r[0] for r, k in zip(b, kend) if last - k > 1.0)
